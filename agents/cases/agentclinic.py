@@ -1,0 +1,115 @@
+"""Loader for AgentClinic OSCE JSONL (MedQA, MedQA-extended, MIMIC-IV format).
+
+Each line is ``{"OSCE_Examination": {"Objective_for_Doctor", "Patient_Actor",
+"Physical_Examination_Findings", "Test_Results", "Correct_Diagnosis"}}``. Tolerated:
+null ``Vital_Signs``, empty or missing ``Test_Results``, extra keys, no final newline,
+blank lines. Optional top-level ``id`` and ``specialty`` (the shipped sets use them);
+otherwise the id is ``<file stem>-<line>``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agents.cases.model import Case, CaseRecordError
+
+__all__ = ["load_agentclinic_jsonl", "parse_record"]
+
+_TOP = "OSCE_Examination"
+
+
+def _req_str(obj: dict, key: str, where: str, errors: list[str]) -> str:
+    v = obj.get(key)
+    if not isinstance(v, str) or not v.strip():
+        errors.append((f"{where}.{key}", "missing or not a non-empty string"))
+        return ""
+    return v.strip()
+
+
+def parse_record(record: Any, path: str, line: int) -> tuple[Case | None, list[CaseRecordError]]:
+    """One decoded JSON value -> (Case, []) or (None, errors)."""
+    problems: list[tuple[str, str]] = []
+
+    def err() -> tuple[None, list[CaseRecordError]]:
+        return None, [CaseRecordError(path, line, f, m) for f, m in problems]
+
+    if not isinstance(record, dict):
+        problems.append(("<record>", f"expected a JSON object, got {type(record).__name__}"))
+        return err()
+    osce = record.get(_TOP)
+    if not isinstance(osce, dict):
+        problems.append((_TOP, "missing or not an object"))
+        return err()
+    objective = _req_str(osce, "Objective_for_Doctor", _TOP, problems)
+    diagnosis = _req_str(osce, "Correct_Diagnosis", _TOP, problems)
+    patient = osce.get("Patient_Actor")
+    demographics = ""
+    if not isinstance(patient, dict):
+        problems.append((f"{_TOP}.Patient_Actor", "missing or not an object"))
+    else:
+        demographics = _req_str(patient, "Demographics", f"{_TOP}.Patient_Actor", problems)
+    exam = osce.get("Physical_Examination_Findings")
+    if exam is None:
+        exam = {}
+    elif not isinstance(exam, dict):
+        problems.append((f"{_TOP}.Physical_Examination_Findings", "not an object"))
+    tests = osce.get("Test_Results")
+    if tests is None:
+        tests = {}
+    elif not isinstance(tests, dict):
+        problems.append((f"{_TOP}.Test_Results", "not an object"))
+    case_id = record.get("id")
+    if case_id is not None and (not isinstance(case_id, str) or not case_id.strip()):
+        problems.append(("id", "present but not a non-empty string"))
+    if problems:
+        return err()
+    if not case_id:
+        case_id = f"{Path(path).stem}-{line:03d}"
+    known = {"Objective_for_Doctor", "Patient_Actor", "Physical_Examination_Findings",
+             "Test_Results", "Correct_Diagnosis"}
+    extra = {k: v for k, v in osce.items() if k not in known}
+    specialty = record.get("specialty") if isinstance(record.get("specialty"), str) else None
+    # Vital_Signs: null is tolerated (dropped, the technician then reports "not available").
+    exam = {k: v for k, v in exam.items() if v is not None}
+    return Case(
+        id=case_id.strip(),
+        objective=objective,
+        demographics=demographics,
+        patient=dict(patient),
+        exam=exam,
+        tests=dict(tests),
+        diagnosis=diagnosis,
+        source=f"{path}:{line}",
+        specialty=specialty,
+        extra=extra,
+    ), []
+
+
+def load_agentclinic_jsonl(path: str | Path) -> tuple[list[Case], list[CaseRecordError]]:
+    """Read every record; return the valid cases and one error per invalid record
+    (file, line, field). Never raises for bad records; raises OSError for a missing file."""
+    p = Path(path)
+    cases: list[Case] = []
+    errors: list[CaseRecordError] = []
+    seen: dict[str, int] = {}
+    with p.open("r", encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError as e:
+                errors.append(CaseRecordError(str(p), lineno, "<json>", f"invalid JSON: {e.msg} at column {e.colno}"))
+                continue
+            case, errs = parse_record(record, str(p), lineno)
+            if errs:
+                errors.extend(errs)
+                continue
+            assert case is not None
+            if case.id in seen:
+                errors.append(CaseRecordError(str(p), lineno, "id", f"duplicate id '{case.id}' (first on line {seen[case.id]})"))
+                continue
+            seen[case.id] = lineno
+            cases.append(case)
+    return cases, errors

@@ -1,0 +1,78 @@
+"""The typed case model."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Case", "CaseRecordError", "CaseSetError", "flatten", "format_facts"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One clinical case. ``patient`` is what the patient actor knows, ``exam`` and
+    ``tests`` are held only by the measurement technician, ``diagnosis`` only by the
+    judge."""
+
+    id: str
+    objective: str
+    demographics: str
+    patient: dict[str, Any]
+    exam: dict[str, Any]
+    tests: dict[str, Any]
+    diagnosis: str
+    source: str  # "file:line" it was read from
+    specialty: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def test_names(self) -> list[str]:
+        return list(self.tests)
+
+
+@dataclass(frozen=True)
+class CaseRecordError:
+    """A malformed record: names the file, line and field."""
+
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: field '{self.field}': {self.message}"
+
+
+class CaseSetError(ValueError):
+    """Raised when a case set has invalid records (and they are not to be skipped) or
+    cannot be found."""
+
+    def __init__(self, message: str, errors: list[CaseRecordError] | None = None):
+        self.errors = list(errors or [])
+        detail = "".join(f"\n  {e}" for e in self.errors)
+        super().__init__(message + detail)
+
+
+def _label(key: str) -> str:
+    return re.sub(r"[_]+", " ", str(key)).strip()
+
+
+def flatten(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
+    """Nested dict/list of findings -> [(path, text)], in document order."""
+    if isinstance(value, dict):
+        out: list[tuple[tuple[str, ...], str]] = []
+        for k, v in value.items():
+            out.extend(flatten(v, prefix + (_label(k),)))
+        return out
+    if isinstance(value, list):
+        return [(prefix, ", ".join(str(v) for v in value))] if value else []
+    if value is None:
+        return []
+    return [(prefix, str(value))]
+
+
+def format_facts(value: Any, indent: str = "") -> str:
+    """Findings as short 'Path: value' lines for prompts."""
+    lines = []
+    for path, text in flatten(value):
+        lines.append(f"{indent}{' > '.join(path) or 'Note'}: {text}")
+    return "\n".join(lines)

@@ -1,0 +1,43 @@
+"""Named case sets and the ``--cases PATH_OR_NAME`` resolver."""
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from agents.cases.agentclinic import load_agentclinic_jsonl
+from agents.cases.model import Case, CaseRecordError, CaseSetError
+
+__all__ = ["registered_case_sets", "resolve_case_path", "load_cases"]
+
+# name -> file inside the agents package (versioned ids may follow: demo-v1, ...)
+_REGISTRY = {"demo": "casesets/demo.jsonl"}
+
+
+def registered_case_sets() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def resolve_case_path(spec: str) -> Path:
+    if spec in _REGISTRY:
+        return Path(str(resources.files("agents").joinpath(_REGISTRY[spec])))
+    p = Path(spec).expanduser()
+    if p.is_file():
+        return p
+    raise CaseSetError(
+        f"case set '{spec}' not found: not a registered name ({', '.join(registered_case_sets())}) "
+        f"nor an existing file"
+    )
+
+
+def load_cases(spec: str, *, skip_invalid: bool = False) -> tuple[list[Case], list[CaseRecordError]]:
+    """Load a case set by name or path. Invalid records raise :class:`CaseSetError`
+    listing every one of them, unless ``skip_invalid`` (then they are returned)."""
+    path = resolve_case_path(spec)
+    cases, errors = load_agentclinic_jsonl(path)
+    if errors and not skip_invalid:
+        raise CaseSetError(
+            f"{path}: {len(errors)} invalid record(s); fix them or pass --skip-invalid", errors
+        )
+    if not cases:
+        raise CaseSetError(f"{path}: no valid cases", errors)
+    return cases, errors

@@ -1,0 +1,210 @@
+"""The consultation engine (AgentClinic-compatible turns).
+
+The doctor speaks; a test request goes to the measurement technician, a diagnosis ends
+the case, anything else goes to the patient. The engine is steppable (``step()`` runs one
+doctor turn and its answer) so the world can add walking and time between turns; the
+headless bench just calls :func:`run_consultation`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agents.cases.model import Case
+from agents.events import (
+    CaseError, CaseFinished, CaseStarted, DiagnosisGiven, Event, EventSink, LLMCall, RouteDecision,
+    TestRequested, TestResult, TurnLimitReached, Utterance,
+)
+from agents.judge import JudgeUnparsed, judge_diagnosis
+from agents.llm.base import LLM, GenerateParams, LLMError
+from agents.llm.calls import RetryPolicy
+from agents.protocol import DoctorAction, parse_doctor_turn
+from agents.roles import RoleAgent, doctor_system, measurement_system, patient_system
+
+__all__ = ["ConsultationConfig", "RoleModels", "TurnRecord", "ConsultationResult", "Consultation", "run_consultation"]
+
+OPENING = "The patient has come in and sits down. Begin the consultation."
+LAST_TURN = "(This is your last turn: give your diagnosis now, as DIAGNOSIS READY: [diagnosis].)"
+
+
+@dataclass(frozen=True)
+class ConsultationConfig:
+    max_turns: int = 20
+    seed: int = 0
+    doctor: GenerateParams = GenerateParams(temperature=0.2, max_tokens=120, stop=("\nPatient:", "\nTechnician:"))
+    patient: GenerateParams = GenerateParams(temperature=0.2, max_tokens=100, stop=("\nDoctor:",))
+    measurement: GenerateParams = GenerateParams(temperature=0.0, max_tokens=160, stop=("\nDoctor:",))
+    judge: GenerateParams = GenerateParams(temperature=0.0, max_tokens=60)
+    retry: RetryPolicy = RetryPolicy()
+
+    def with_seed(self, seed: int) -> "ConsultationConfig":
+        from dataclasses import replace
+
+        return replace(
+            self, seed=seed,
+            doctor=replace(self.doctor, seed=seed), patient=replace(self.patient, seed=seed),
+            measurement=replace(self.measurement, seed=seed), judge=replace(self.judge, seed=seed),
+        )
+
+
+@dataclass(frozen=True)
+class RoleModels:
+    doctor: LLM
+    patient: LLM
+    measurement: LLM
+    judge: LLM
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    turn: int
+    doctor_text: str
+    action: DoctorAction
+    reply_speaker: str | None  # patient | measurement | None (diagnosis)
+    reply_text: str | None
+
+
+@dataclass(frozen=True)
+class ConsultationResult:
+    case_id: str
+    status: str  # diagnosed | no_diagnosis | error
+    diagnosis: str | None
+    correct: bool | None  # None when the case errored
+    truth: str
+    turns: int
+    tests_requested: list[str]
+    error: str | None
+    judge_method: str | None
+    judge_rationale: str | None
+    llm_calls: int
+    prompt_tokens: int
+    prompt_tokens_evaluated: int | None
+    completion_tokens: int
+    model_latency_s: float
+
+
+class _CallTally:
+    """Forwards every event and keeps the LLM calls, for the result's token counts."""
+
+    def __init__(self, inner: EventSink):
+        self.inner = inner
+        self.calls: list[LLMCall] = []
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, LLMCall):
+            self.calls.append(event)
+        self.inner.emit(event)
+
+
+class Consultation:
+    def __init__(self, case: Case, models: RoleModels, config: ConsultationConfig, sink: EventSink):
+        self.case, self.models, self.config = case, models, config
+        self.sink = _CallTally(sink)
+        self.turn = 0
+        self.diagnosis: str | None = None
+        self.error: str | None = None
+        self.tests_requested: list[str] = []
+        self.transcript: list[TurnRecord] = []
+        self._next_doctor_input = OPENING
+        self._started = False
+        mk = lambda role, llm, system, params: RoleAgent(role, llm, system, params, case.id, self.sink, config.retry)  # noqa: E731
+        self.doctor = mk("doctor", models.doctor, doctor_system(case, config.max_turns), config.doctor)
+        self.patient = mk("patient", models.patient, patient_system(case), config.patient)
+        self.measurement = mk("measurement", models.measurement, measurement_system(case), config.measurement)
+
+
+    @property
+    def done(self) -> bool:
+        return self.diagnosis is not None or self.error is not None or self.turn >= self.config.max_turns
+
+    def start(self) -> None:
+        self._started = True
+        self.sink.emit(CaseStarted(case_id=self.case.id, objective=self.case.objective, demographics=self.case.demographics))
+
+    def _respond(self, agent: RoleAgent, incoming: str) -> str:
+        return agent.respond(incoming, self.turn).text.strip()
+
+    def step(self) -> TurnRecord | None:
+        """One doctor turn and the answer it gets. Returns None when already done."""
+        if not self._started:
+            self.start()
+        if self.done:
+            return None
+        self.turn += 1
+        t = self.turn
+        incoming = self._next_doctor_input
+        if t == self.config.max_turns:
+            incoming = f"{incoming}\n{LAST_TURN}"
+        try:
+            doctor_text = self._respond(self.doctor, incoming)
+            action = parse_doctor_turn(doctor_text)
+            self.sink.emit(Utterance(turn=t, speaker="doctor",
+                                     addressee={"ask": "patient", "test": "measurement", "diagnose": "all"}[action.kind],
+                                     text=doctor_text))
+            route = {"ask": "patient", "test": "measurement", "diagnose": "diagnosis"}[action.kind]
+            self.sink.emit(RouteDecision(turn=t, route=route, rule=action.rule, extracted=action.text, note=action.note))
+            reply_speaker: str | None
+            reply: str | None
+            if action.kind == "diagnose":
+                self.diagnosis = action.text
+                self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
+                reply_speaker = reply = None
+            elif action.kind == "test":
+                self.tests_requested.append(action.text)
+                self.sink.emit(TestRequested(turn=t, test=action.text))
+                reply = self._respond(self.measurement, f"The doctor orders: {action.text}")
+                self.sink.emit(TestResult(turn=t, test=action.text, result=reply))
+                self.sink.emit(Utterance(turn=t, speaker="measurement", addressee="doctor", text=reply))
+                reply_speaker = "measurement"
+                self._next_doctor_input = f"Technician: {reply}"
+            else:
+                reply = self._respond(self.patient, action.text or "(The doctor says nothing.)")
+                self.sink.emit(Utterance(turn=t, speaker="patient", addressee="doctor", text=reply))
+                reply_speaker = "patient"
+                self._next_doctor_input = f"Patient: {reply}"
+        except LLMError as e:
+            self.error = str(e)
+            self.sink.emit(CaseError(turn=t, error=self.error))
+            return None
+        rec = TurnRecord(t, doctor_text, action, reply_speaker, reply)
+        self.transcript.append(rec)
+        if self.diagnosis is None and t >= self.config.max_turns:
+            self.sink.emit(TurnLimitReached(turn=t, max_turns=self.config.max_turns))
+        return rec
+
+    def finish(self) -> ConsultationResult:
+        """Judge (unless errored) and close the case."""
+        correct: bool | None = None
+        method = rationale = None
+        if self.error is None:
+            try:
+                v = judge_diagnosis(self.diagnosis, self.case.diagnosis, llm=self.models.judge,
+                                    params=self.config.judge, case_id=self.case.id, turn=self.turn,
+                                    sink=self.sink, policy=self.config.retry)
+                correct, method, rationale = v.correct, v.method, v.rationale
+            except (LLMError, JudgeUnparsed) as e:
+                self.error = f"judge failed: {e}"
+                self.sink.emit(CaseError(turn=self.turn, error=self.error))
+        status = "error" if self.error else ("diagnosed" if self.diagnosis else "no_diagnosis")
+        if status == "error":
+            correct = None
+        self.sink.emit(CaseFinished(status=status, turns=self.turn, diagnosis=self.diagnosis, correct=correct))
+        calls = self.sink.calls
+        evals = [c.prompt_tokens_evaluated for c in calls]
+        return ConsultationResult(
+            case_id=self.case.id, status=status, diagnosis=self.diagnosis, correct=correct,
+            truth=self.case.diagnosis, turns=self.turn, tests_requested=list(self.tests_requested),
+            error=self.error, judge_method=method, judge_rationale=rationale,
+            llm_calls=len(calls),
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            prompt_tokens_evaluated=None if any(e is None for e in evals) else sum(e for e in evals if e is not None),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            model_latency_s=round(sum(c.latency_s for c in calls), 4),
+        )
+
+
+def run_consultation(case: Case, models: RoleModels, config: ConsultationConfig, sink: EventSink) -> ConsultationResult:
+    c = Consultation(case, models, config, sink)
+    c.start()
+    while not c.done:
+        c.step()
+    return c.finish()

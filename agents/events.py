@@ -1,0 +1,217 @@
+"""Typed events and the per-case event log.
+
+The event log is medsim's main artefact: a header line (config, seed, model per role,
+git revision, package versions) and then every event in order. Scoring, reports and
+replay read it. Nothing in it depends on the wall clock except what backends measure
+themselves (``latency_s``; the scripted backend reports 0), so the same seed and the
+scripted backend give byte-identical logs.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, TextIO
+
+__all__ = [
+    "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
+    "TestResult", "LLMCall", "LLMRetry", "TurnLimitReached", "DiagnosisGiven",
+    "JudgeDecision", "CaseError", "CaseFinished", "EventSink", "EventLog",
+    "ListSink", "TeeSink", "read_events", "SCHEMA_VERSION",
+]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Event:
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class Header(Event):
+    type: ClassVar[str] = "header"
+    case_id: str
+    case_source: str
+    seed: int
+    config: dict[str, Any]
+    models: dict[str, str]
+    git_revision: str
+    packages: dict[str, str]
+    schema: int = SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class CaseStarted(Event):
+    type: ClassVar[str] = "case_started"
+    case_id: str
+    objective: str
+    demographics: str
+
+
+@dataclass(frozen=True)
+class Utterance(Event):
+    type: ClassVar[str] = "utterance"
+    turn: int
+    speaker: str  # doctor | patient | measurement
+    addressee: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RouteDecision(Event):
+    """How a doctor turn was parsed and where it went."""
+
+    type: ClassVar[str] = "route"
+    turn: int
+    route: str  # patient | measurement | diagnosis
+    rule: str  # which parse rule fired (see agents.protocol)
+    extracted: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class TestRequested(Event):
+    type: ClassVar[str] = "test_requested"
+    turn: int
+    test: str
+
+
+@dataclass(frozen=True)
+class TestResult(Event):
+    type: ClassVar[str] = "test_result"
+    turn: int
+    test: str
+    result: str
+
+
+@dataclass(frozen=True)
+class LLMCall(Event):
+    type: ClassVar[str] = "llm_call"
+    role: str
+    turn: int
+    model: str
+    messages: list[dict[str, str]]
+    params: dict[str, Any]
+    output: str
+    prompt_tokens: int
+    prompt_tokens_evaluated: int | None
+    completion_tokens: int
+    latency_s: float
+    finish_reason: str
+
+
+@dataclass(frozen=True)
+class LLMRetry(Event):
+    type: ClassVar[str] = "llm_retry"
+    role: str
+    turn: int
+    attempt: int
+    error: str
+    backoff_s: float
+
+
+@dataclass(frozen=True)
+class TurnLimitReached(Event):
+    type: ClassVar[str] = "turn_limit"
+    turn: int
+    max_turns: int
+
+
+@dataclass(frozen=True)
+class DiagnosisGiven(Event):
+    type: ClassVar[str] = "diagnosis"
+    turn: int
+    diagnosis: str
+
+
+@dataclass(frozen=True)
+class JudgeDecision(Event):
+    type: ClassVar[str] = "judge"
+    method: str  # precheck | llm
+    correct: bool
+    diagnosis: str | None
+    truth: str
+    rationale: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class CaseError(Event):
+    type: ClassVar[str] = "case_error"
+    turn: int
+    error: str
+
+
+@dataclass(frozen=True)
+class CaseFinished(Event):
+    type: ClassVar[str] = "case_finished"
+    status: str  # diagnosed | no_diagnosis | error
+    turns: int
+    diagnosis: str | None
+    correct: bool | None
+
+
+class EventSink(Protocol):
+    def emit(self, event: Event) -> None: ...
+
+
+class ListSink:
+    """Keeps events in memory (tests, the live printer, the world)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+
+class TeeSink:
+    def __init__(self, *sinks: EventSink) -> None:
+        self.sinks = sinks
+
+    def emit(self, event: Event) -> None:
+        for s in self.sinks:
+            s.emit(event)
+
+
+def _dumps(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+class EventLog:
+    """Writes one JSON object per line, flushed per event, with a sequence number."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._fh: TextIO | None = None
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "EventLog":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("w", encoding="utf-8")
+        return self
+
+    def emit(self, event: Event) -> None:
+        with self._lock:
+            assert self._fh is not None, "EventLog used outside its context"
+            d = event.to_dict()
+            d["seq"] = self._seq
+            self._seq += 1
+            self._fh.write(_dumps(d) + "\n")
+            self._fh.flush()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    with Path(path).open("r", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

@@ -1,0 +1,72 @@
+"""Finding a requested examination or test among a case's results.
+
+Used by the scripted technician and to name what a request matched in the log. Matching
+is by word overlap between the request and the result's name path, with a few clinical
+synonyms (CBC, ECG/EKG, X-ray, ...).
+"""
+from __future__ import annotations
+
+import re
+from agents.cases.model import Case, flatten
+
+__all__ = ["match_findings", "tokens"]
+
+_SYNONYMS = {
+    "cbc": ["complete", "blood", "count"],
+    "fbc": ["complete", "blood", "count"],
+    "ekg": ["ecg"],
+    "electrocardiogram": ["ecg"],
+    "xray": ["x", "ray"],
+    "radiograph": ["x", "ray"],
+    "bmp": ["metabolic", "panel"],
+    "cmp": ["metabolic", "panel"],
+    "lfts": ["liver", "function"],
+    "lft": ["liver", "function"],
+    "ultrasonography": ["ultrasound"],
+    "sonography": ["ultrasound"],
+    "us": ["ultrasound"],
+    "ua": ["urinalysis"],
+    "bloodwork": ["blood"],
+    "labs": ["blood"],
+    "vitals": ["vital", "signs"],
+}
+_STOP = {
+    "a", "an", "the", "of", "for", "and", "or", "to", "please", "test", "tests", "results",
+    "result", "level", "levels", "i", "would", "like", "we", "need", "check", "order",
+    "get", "do", "some", "me", "study", "scan", "exam", "examination", "findings", "panel",
+}
+
+
+def tokens(text: str) -> list[str]:
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("x-ray", "xray"))
+    out: list[str] = []
+    for w in words:
+        out.extend(_SYNONYMS.get(w, [w]))
+    return [w for w in out if w not in _STOP]
+
+
+def _group_score(request: set[str], name_words: list[str]) -> float:
+    if not request or not name_words:
+        return 0.0
+    hit = request & set(name_words)
+    return len(hit) / len(request)
+
+
+def match_findings(case: Case, request: str, *, threshold: float = 0.5) -> list[tuple[str, str]]:
+    """Best-matching results for a request as [(name path, value)], tests first then the
+    physical examination; [] when nothing matches well enough."""
+    req = set(tokens(request))
+    best: list[tuple[str, str]] = []
+    best_score = 0.0
+    for section in (case.tests, case.exam):
+        for key, value in section.items():
+            group = flatten({key: value})
+            # score the group by its own name, then each item by its full path
+            gscore = _group_score(req, tokens(str(key)))
+            if gscore > best_score:
+                best_score, best = gscore, [(" > ".join(p), t) for p, t in group]
+            for path, text in group:
+                s = _group_score(req, tokens(" ".join(path)))
+                if s > best_score:
+                    best_score, best = s, [(" > ".join(path), text)]
+    return best if best_score >= threshold else []

@@ -1,0 +1,10 @@
+"""One small LLM protocol with named roles.
+
+Every model call in medsim goes through :meth:`LLM.generate`. Backends:
+``scripted`` (deterministic fake for tests), ``local`` / ``gguf:PATH`` (llama.cpp in
+process) and ``openai:BASE_URL`` (any OpenAI-compatible server). Retries and
+serialisation are wrappers, not code inside each backend.
+"""
+from agents.llm.base import LLM, LLMError, Message, GenerateParams, Output, CallContext
+
+__all__ = ["LLM", "LLMError", "Message", "GenerateParams", "Output", "CallContext"]

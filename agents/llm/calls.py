@@ -1,0 +1,54 @@
+"""The one place a role's model call happens: retries with backoff, and logging of every
+call (prompt, output, tokens, latency) and every retry as events."""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+from agents.events import EventSink, LLMCall, LLMRetry
+from agents.llm.base import LLM, CallContext, GenerateParams, LLMError, Message, Output
+
+__all__ = ["RetryPolicy", "generate_logged"]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    retries: int = 3  # attempts after the first
+    backoff_s: float = 1.0  # first wait; doubles each time
+    max_backoff_s: float = 30.0
+
+
+def generate_logged(
+    llm: LLM,
+    messages: Sequence[Message],
+    params: GenerateParams,
+    ctx: CallContext,
+    sink: EventSink,
+    policy: RetryPolicy = RetryPolicy(),
+    sleep: Callable[[float], None] = time.sleep,
+) -> Output:
+    """Call ``llm.generate``; on a transient :class:`LLMError` wait and retry up to
+    ``policy.retries`` times (each retry is an event); re-raise the last error."""
+    attempt = 0
+    while True:
+        try:
+            out = llm.generate(messages, params, ctx)
+        except LLMError as e:
+            if not e.transient or attempt >= policy.retries:
+                raise
+            wait = min(policy.backoff_s * (2 ** attempt), policy.max_backoff_s)
+            attempt += 1
+            sink.emit(LLMRetry(role=ctx.role, turn=ctx.turn, attempt=attempt, error=str(e), backoff_s=wait))
+            sleep(wait)
+            continue
+        p = asdict(params)
+        p["stop"] = list(params.stop)
+        sink.emit(LLMCall(
+            role=ctx.role, turn=ctx.turn, model=out.model,
+            messages=[m.to_dict() for m in messages], params=p, output=out.text,
+            prompt_tokens=out.prompt_tokens, prompt_tokens_evaluated=out.prompt_tokens_evaluated,
+            completion_tokens=out.completion_tokens, latency_s=round(out.latency_s, 4),
+            finish_reason=out.finish_reason,
+        ))
+        return out

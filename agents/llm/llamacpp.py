@@ -1,0 +1,112 @@
+"""llama.cpp in process (llama-cpp-python).
+
+One model file may serve several roles. Each role gets its own llama.cpp context so that
+its conversation stays prefix-stable and the KV cache is reused from turn to turn (only
+the new tokens are evaluated); all calls to one model file are serialised by one lock,
+since a loaded model is not thread-safe. Contexts are created lazily and kept by the
+:class:`LlamaPool`, which the CLI creates once per run.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
+
+__all__ = ["LlamaPool", "LlamaCppLLM"]
+
+
+class LlamaPool:
+    """Owns loaded llama.cpp contexts: one per (model file, role), one lock per file."""
+
+    def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256):
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.n_batch = n_batch
+        self._contexts: dict[tuple[str, str], Any] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def lock_for(self, path: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(path, threading.Lock())
+
+    def context(self, path: str, slot: str, seed: int) -> Any:
+        key = (path, slot)
+        with self._guard:
+            ctx = self._contexts.get(key)
+        if ctx is not None:
+            return ctx
+        try:
+            from llama_cpp import Llama  # imported here: nothing heavy at import time
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise LLMError(f"llama-cpp-python is not installed: {e}", backend="llama.cpp", transient=False) from e
+        if not Path(path).is_file():
+            raise LLMError(f"model file not found: {path}", backend="llama.cpp", transient=False)
+        try:
+            llm = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                        n_batch=self.n_batch, seed=seed, verbose=False)
+        except (ValueError, RuntimeError) as e:
+            raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
+        with self._guard:
+            self._contexts.setdefault(key, llm)
+            return self._contexts[key]
+
+    def close(self) -> None:
+        with self._guard:
+            for llm in self._contexts.values():
+                close = getattr(llm, "close", None)
+                if close:
+                    close()
+            self._contexts.clear()
+
+
+class LlamaCppLLM:
+    """A GGUF model through llama.cpp. ``share_context=True`` makes every role use one
+    context (no per-role KV reuse; for comparison)."""
+
+    def __init__(self, path: str | Path, pool: LlamaPool, *, label: str | None = None, share_context: bool = False):
+        self.path = str(Path(path).expanduser().resolve())
+        self.pool = pool
+        self.name = label or f"gguf:{Path(self.path).name}"
+        self.share_context = share_context
+
+    def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
+        slot = "shared" if self.share_context else ctx.role
+        with self.pool.lock_for(self.path):
+            llm = self.pool.context(self.path, slot, params.seed)
+            before = list(llm._input_ids)
+            t0 = time.perf_counter()
+            try:
+                r = llm.create_chat_completion(
+                    messages=[m.to_dict() for m in messages],
+                    temperature=params.temperature,
+                    max_tokens=params.max_tokens,
+                    stop=list(params.stop) or None,
+                    seed=params.seed,
+                )
+            except ValueError as e:  # e.g. prompt longer than the context window
+                raise LLMError(str(e), backend=self.name, transient=False) from e
+            latency = time.perf_counter() - t0
+            usage = r.get("usage") or {}
+            pt = int(usage.get("prompt_tokens", 0))
+            after = list(llm._input_ids)
+            # llama-cpp-python evaluates only the part of the prompt that differs from the
+            # tokens already in the context (it re-evaluates at least one token).
+            from llama_cpp import Llama
+
+            reused = Llama.longest_token_prefix(before, after[:pt])
+            evaluated = max(1, pt - reused) if pt else 0
+        choice = r["choices"][0]
+        return Output(
+            text=choice["message"].get("content") or "",
+            model=self.name,
+            prompt_tokens=pt,
+            prompt_tokens_evaluated=evaluated,
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            latency_s=latency,
+            finish_reason=choice.get("finish_reason") or "stop",
+        )

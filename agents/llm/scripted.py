@@ -1,0 +1,127 @@
+"""A deterministic scripted backend for tests and for measuring framework overhead.
+
+It plays every role from the case itself (it is an oracle, not a model): the doctor asks
+a few questions, requests the case's tests, then names the right diagnosis for some cases
+and a wrong one for others (chosen by a hash of seed and case id, so both judge paths
+run); the patient answers from the patient facts; the technician returns the matching
+result; the judge compares word overlap. Marker spellings vary by case so the parser's
+variants are exercised.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Mapping, Sequence
+
+from agents.cases.model import Case, format_facts
+from agents.findings import match_findings, tokens
+from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
+
+__all__ = ["ScriptedLLM"]
+
+_QUESTIONS = (
+    "What brings you in today?",
+    "How long has this been going on, and does anything make it better or worse?",
+    "Do you have any medical problems, or take any medicines?",
+)
+_WRONG = ("Viral upper respiratory infection", "Tension-type headache", "Musculoskeletal strain",
+          "Generalised anxiety disorder", "Gastro-oesophageal reflux disease")
+_DIAG_FORMS = ("DIAGNOSIS READY: {}", "**Diagnosis ready:** {}.", "Diagnosis Ready - [{}]", "DIAGNOSIS READY: {}, I think")
+_TEST_FORMS = ("REQUEST TEST: {}", "Request test: [{}]", "**REQUEST TEST:** {}", "request_test: {}")
+
+
+def _h(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+class ScriptedLLM:
+    name = "scripted"
+
+    def __init__(self, cases: Mapping[str, Case], *, seed: int = 0, tests_per_case: int = 4):
+        self.cases = dict(cases)
+        self.seed = seed
+        self.tests_per_case = tests_per_case
+
+    # -- helpers -------------------------------------------------------------
+    def _case(self, ctx: CallContext) -> Case:
+        try:
+            return self.cases[ctx.case_id]
+        except KeyError:
+            raise LLMError(f"no script for case '{ctx.case_id}'", backend=self.name, transient=False) from None
+
+    def diagnoses_correctly(self, case_id: str) -> bool:
+        """About two thirds of cases are diagnosed correctly, by seed."""
+        return _h(self.seed, case_id, "correct") % 3 != 0
+
+    def _output(self, text: str, messages: Sequence[Message]) -> Output:
+        prompt = sum(len(m.content.split()) for m in messages)
+        return Output(text=text, model=self.name, prompt_tokens=prompt, prompt_tokens_evaluated=prompt,
+                      completion_tokens=len(text.split()), latency_s=0.0)
+
+    # -- roles ---------------------------------------------------------------
+    def _doctor(self, case: Case, messages: Sequence[Message]) -> str:
+        done = sum(1 for m in messages if m.role == "assistant")
+        last = messages[-1].content if messages else ""
+        tests = case.test_names()[: self.tests_per_case]
+        form = _h(self.seed, case.id, "form") % 4
+        if done < len(_QUESTIONS) and "last turn" not in last:
+            return _QUESTIONS[done]
+        k = done - len(_QUESTIONS)
+        if k < len(tests) and "last turn" not in last:
+            return _TEST_FORMS[(form + k) % 4].format(tests[k].replace("_", " "))
+        if self.diagnoses_correctly(case.id):
+            dx = case.diagnosis
+        else:
+            dx = next(w for w in _WRONG[_h(self.seed, case.id) % len(_WRONG):] + _WRONG
+                      if w.lower() not in case.diagnosis.lower())
+        return _DIAG_FORMS[form].format(dx)
+
+    def _patient(self, case: Case, question: str) -> str:
+        p = case.patient
+        q = question.lower()
+        sym = p.get("Symptoms") or {}
+        primary = sym.get("Primary_Symptom", "") if isinstance(sym, dict) else str(sym)
+        if "brings you" in q:
+            return f"{primary}. {p.get('History', '')}".strip()
+        if "how long" in q or "better or worse" in q:
+            return str(p.get("History", "I'm not sure."))
+        if "medical" in q or "medicine" in q:
+            return str(p.get("Past_Medical_History", "Nothing I know of."))
+        if any(w in q for w in ("smoke", "drink", "work", "live")):
+            return str(p.get("Social_History", "Nothing special."))
+        sec = sym.get("Secondary_Symptoms", []) if isinstance(sym, dict) else []
+        return ("I have also noticed: " + ", ".join(map(str, sec)) + ".") if sec else "Nothing else I've noticed."
+
+    def _measurement(self, case: Case, order: str) -> str:
+        request = order.split(":", 1)[-1]
+        hits = match_findings(case, request)
+        if not hits:
+            return "RESULTS: not available"
+        return "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)
+
+    def _judge(self, case_id: str, prompt: str) -> str:
+        m_truth = re.search(r"Correct diagnosis:\s*(.+)", prompt)
+        m_dx = re.search(r"Doctor's diagnosis:\s*(.+)", prompt)
+        if not (m_truth and m_dx):
+            return "I cannot tell."
+        a, b = set(tokens(m_truth.group(1))), set(tokens(m_dx.group(1)))
+        same = bool(a) and len(a & b) / len(a | b) >= 0.5
+        phr = _h(self.seed, case_id, "judge") % 2
+        if same:
+            return ("Yes.", "yes, they match: same condition.")[phr]
+        return ("No. These are different conditions.", "no - they do not match.")[phr]
+
+    def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
+        if ctx.role == "judge":
+            return self._output(self._judge(ctx.case_id, messages[-1].content), messages)
+        case = self._case(ctx)
+        last = messages[-1].content if messages else ""
+        if ctx.role == "doctor":
+            text = self._doctor(case, messages)
+        elif ctx.role == "patient":
+            text = self._patient(case, last)
+        elif ctx.role == "measurement":
+            text = self._measurement(case, last)
+        else:
+            raise LLMError(f"unknown role '{ctx.role}'", backend=self.name, transient=False)
+        return self._output(text, messages)

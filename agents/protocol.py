@@ -1,0 +1,73 @@
+"""Parsing doctor turns (AgentClinic markers and reasonable variants).
+
+A doctor turn is routed to one of: the measurement technician (a test request), the end
+of the case (a diagnosis) or the patient (anything else). Every parse returns the rule
+that fired so the decision can be logged; fallbacks are explicit rules too.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text"]
+
+# Markdown emphasis / code / heading characters that small models wrap markers in.
+_MD = re.compile(r"[*`#>]+")
+
+_DIAG_EXACT = re.compile(r"DIAGNOSIS READY\s*:")
+_DIAG = re.compile(
+    r"\b(?:diagnosis[\s_-]*ready|final[\s_-]+diagnosis|my[\s_-]+diagnosis[\s_-]+is)\b\s*[:\-–—]?",
+    re.IGNORECASE,
+)
+_TEST_EXACT = re.compile(r"REQUEST TEST\s*:")
+_TEST = re.compile(
+    r"\b(?:request(?:ing|ed)?[\s_-]+(?:a[\s_-]+)?tests?|test[\s_-]+request(?:ed)?|order[\s_-]+tests?)\b\s*[:\-–—]",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class DoctorAction:
+    kind: str  # "ask" | "test" | "diagnose"
+    text: str  # question for the patient / test name / diagnosis
+    rule: str  # parse rule that fired
+    note: str = ""
+
+
+def clean_marker_text(s: str) -> str:
+    """The payload after a marker: first non-empty line, without brackets, quotes and
+    trailing punctuation."""
+    for line in s.splitlines():
+        line = line.strip()
+        if line:
+            break
+    else:
+        return ""
+    line = line.strip().strip("[]()\"'“”‘’").strip()
+    line = re.sub(r"[\s.;,!]+$", "", line)
+    line = line.strip("[]\"'“”").strip()
+    return line
+
+
+def parse_doctor_turn(text: str) -> DoctorAction:
+    plain = _MD.sub("", text)
+    # A diagnosis wins over a test request in the same turn (AgentClinic checks it first).
+    for pattern, exact in ((_DIAG_EXACT, True), (_DIAG, False)):
+        m = pattern.search(plain)
+        if m:
+            payload = clean_marker_text(plain[m.end():])
+            if payload:
+                return DoctorAction("diagnose", payload, "diagnosis_marker" if exact else "diagnosis_variant")
+            return DoctorAction("ask", text.strip(), "empty_diagnosis_marker",
+                                note="diagnosis marker with no diagnosis after it; sent to the patient")
+    for pattern, exact in ((_TEST_EXACT, True), (_TEST, False)):
+        m = pattern.search(plain)
+        if m:
+            payload = clean_marker_text(plain[m.end():])
+            if payload:
+                return DoctorAction("test", payload, "test_marker" if exact else "test_variant")
+            return DoctorAction("test", plain.strip(), "empty_test_marker",
+                                note="test marker with no test name; whole turn sent to the technician")
+    if not text.strip():
+        return DoctorAction("ask", "", "empty_turn", note="doctor produced no text")
+    return DoctorAction("ask", text.strip(), "default_patient")
