@@ -173,10 +173,13 @@ def write_report(out: Path, cfg: BenchConfig, summary: dict[str, Any], rows: lis
 
 
 class _Results:
-    """Appends rows to results.jsonl, one flushed and fsynced line per finished case."""
+    """Appends rows to results.jsonl, one flushed line per finished case. A flushed line
+    survives the process being killed (it is in the OS's buffers); ``fsync`` (off by
+    default, ~1.5 ms a case here) also survives a power cut."""
 
-    def __init__(self, path: Path, keep: list[dict[str, Any]]):
+    def __init__(self, path: Path, keep: list[dict[str, Any]], fsync: bool = False):
         self.path = path
+        self.fsync = fsync
         self.lock = threading.Lock()
         # rewrite without a torn line or rows being re-run
         with path.open("w", encoding="utf-8") as fh:
@@ -188,7 +191,8 @@ class _Results:
         with self.lock:
             self.fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
             self.fh.flush()
-            os.fsync(self.fh.fileno())
+            if self.fsync:
+                os.fsync(self.fh.fileno())
 
     def close(self) -> None:
         self.fh.close()

@@ -3,6 +3,7 @@ call (prompt, output, tokens, latency) and every retry as events."""
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
@@ -10,6 +11,13 @@ from agents.events import EventSink, LLMCall, LLMRetry
 from agents.llm.base import LLM, CallContext, GenerateParams, LLMError, Message, Output
 
 __all__ = ["RetryPolicy", "generate_logged"]
+
+
+@lru_cache(maxsize=64)
+def _params_dict(params: GenerateParams) -> dict:
+    d = asdict(params)
+    d["stop"] = list(params.stop)
+    return d
 
 
 @dataclass(frozen=True)
@@ -42,8 +50,7 @@ def generate_logged(
             sink.emit(LLMRetry(role=ctx.role, turn=ctx.turn, attempt=attempt, error=str(e), backoff_s=wait))
             sleep(wait)
             continue
-        p = asdict(params)
-        p["stop"] = list(params.stop)
+        p = _params_dict(params)
         sink.emit(LLMCall(
             role=ctx.role, turn=ctx.turn, model=out.model,
             messages=[m.to_dict() for m in messages], params=p, output=out.text,
