@@ -47,6 +47,7 @@ class BenchConfig:
     workers: int = 1
     seed: int = 0
     max_turns: int = 20
+    min_gathering: int = 3
     resume: bool = False
     retry_errors: bool = False
     skip_invalid: bool = False
@@ -58,7 +59,7 @@ class BenchConfig:
     def identity(self) -> dict[str, Any]:
         """What must match for --resume to continue the same run."""
         return {"cases": self.cases, "llm": dict(self.llm), "model": self.model, "limit": self.limit,
-                "seed": self.seed, "max_turns": self.max_turns}
+                "seed": self.seed, "max_turns": self.max_turns, "min_gathering": self.min_gathering}
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class BenchOutcome:
 
 
 def _consultation_config(cfg: BenchConfig) -> ConsultationConfig:
-    base = ConsultationConfig(max_turns=cfg.max_turns,
+    base = ConsultationConfig(max_turns=cfg.max_turns, min_gathering=cfg.min_gathering,
                               retry=RetryPolicy(retries=cfg.retries, backoff_s=cfg.backoff_s))
     base = replace(base, **{r: replace(getattr(base, r), timeout_s=cfg.timeout_s)
                             for r in ("doctor", "patient", "measurement", "judge")})

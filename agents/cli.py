@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, default=None, help="output directory (default runs/<cases>-<llm>-s<seed>)")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--max-turns", type=int, default=20)
+    b.add_argument("--min-gathering", type=int, default=3,
+                   help="questions/tests required before a diagnosis is accepted (0: AgentClinic's rule)")
     b.add_argument("--resume", action="store_true", help="finish an interrupted run in --out")
     b.add_argument("--retry-errors", action="store_true", help="with --resume: run errored cases again")
     b.add_argument("--skip-invalid", action="store_true", help="run the valid records of a case set with invalid ones")
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--case", default=None, help="case id (default: the first case)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--max-turns", type=int, default=20)
+    c.add_argument("--min-gathering", type=int, default=3)
     c.add_argument("--log", type=Path, default=None, help="also write the event log here")
     _add_llm_args(c, "local")
 
@@ -65,7 +68,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     specs = _role_specs(args)
     out = args.out or Path("runs") / f"{Path(args.cases).stem}-{args.llm.replace(':', '_').replace('/', '_')}-s{args.seed}"
     cfg = BenchConfig(cases=args.cases, out=out, llm=specs, model=args.model, limit=args.limit,
-                      workers=args.workers, seed=args.seed, max_turns=args.max_turns, resume=args.resume,
+                      workers=args.workers, seed=args.seed, max_turns=args.max_turns, min_gathering=args.min_gathering, resume=args.resume,
                       retry_errors=args.retry_errors, skip_invalid=args.skip_invalid,
                       progress=not args.no_progress, retries=args.retries, backoff_s=args.backoff,
                       timeout_s=args.timeout)
@@ -84,7 +87,8 @@ class _LivePrinter:
         self.t0 = time.perf_counter()
 
     def emit(self, event) -> None:  # type: ignore[no-untyped-def]
-        from agents.events import JudgeDecision, LLMRetry, RouteDecision, TurnLimitReached, Utterance
+        from agents.events import (JudgeDecision, LLMRetry, PrematureDiagnosis, RouteDecision,
+                                   TurnLimitReached, Utterance)
 
         if isinstance(event, Utterance):
             who = {"doctor": "Doctor", "patient": "Patient", "measurement": "Technician"}[event.speaker]
@@ -93,6 +97,9 @@ class _LivePrinter:
             print(f"     ({event.rule}: {event.note})", flush=True)
         elif isinstance(event, LLMRetry):
             print(f"     (retry {event.attempt} for {event.role}: {event.error})", flush=True)
+        elif isinstance(event, PrematureDiagnosis):
+            print(f"     (premature diagnosis after {event.gathered} of {event.required} questions/tests: "
+                  "the doctor is told to go on)", flush=True)
         elif isinstance(event, TurnLimitReached):
             print(f"     (turn limit {event.max_turns} reached)", flush=True)
         elif isinstance(event, JudgeDecision):
@@ -121,7 +128,7 @@ def _cmd_consult(args: argparse.Namespace) -> int:
     try:
         backends = build_role_backends(specs, model=args.model, cases=by_id, seed=args.seed, pool=pool)
         models = RoleModels(**{r: backends[r] for r in _R})
-        cc = ConsultationConfig(max_turns=args.max_turns, retry=RetryPolicy(args.retries, args.backoff)).with_seed(args.seed)
+        cc = ConsultationConfig(max_turns=args.max_turns, min_gathering=args.min_gathering, retry=RetryPolicy(args.retries, args.backoff)).with_seed(args.seed)
         print(f"Case {case.id}: {case.demographics}. {case.objective}")
         print("Models: " + ", ".join(f"{r}={describe_spec(s, args.model)}" for r, s in specs.items()) + "\n", flush=True)
         printer = _LivePrinter()

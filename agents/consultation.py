@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from agents.cases.model import Case
 from agents.events import (
-    CaseError, CaseFinished, CaseStarted, DiagnosisGiven, Event, EventSink, LLMCall, RouteDecision,
+    CaseError, CaseFinished, CaseStarted, DiagnosisGiven, Event, EventSink, LLMCall, PrematureDiagnosis, RouteDecision,
     TestRequested, TestResult, TurnLimitReached, Utterance,
 )
 from agents.judge import JudgeUnparsed, judge_diagnosis
@@ -23,12 +23,18 @@ from agents.roles import RoleAgent, doctor_system, measurement_system, patient_s
 __all__ = ["ConsultationConfig", "RoleModels", "TurnRecord", "ConsultationResult", "Consultation", "run_consultation"]
 
 OPENING = "The patient has come in and sits down. Begin the consultation."
+GO_ON = ("Not yet: you have asked {gathered} question(s) or test(s) so far. Ask the patient "
+         "a question or order a test before you give a diagnosis.")
 LAST_TURN = "(This is your last turn: give your diagnosis now, as DIAGNOSIS READY: [diagnosis].)"
 
 
 @dataclass(frozen=True)
 class ConsultationConfig:
     max_turns: int = 20
+    # questions + tests required before a diagnosis is accepted (0 = AgentClinic's rule:
+    # accept at any turn). A premature diagnosis is recorded and the doctor told to go on;
+    # the last turn always accepts one.
+    min_gathering: int = 3
     seed: int = 0
     doctor: GenerateParams = GenerateParams(temperature=0.2, max_tokens=120, stop=("\nPatient:", "\nTechnician:"))
     patient: GenerateParams = GenerateParams(temperature=0.2, max_tokens=100, stop=("\nDoctor:",))
@@ -144,7 +150,14 @@ class Consultation:
             self.sink.emit(RouteDecision(turn=t, route=route, rule=action.rule, extracted=action.text, note=action.note))
             reply_speaker: str | None
             reply: str | None
-            if action.kind == "diagnose":
+            gathered = sum(1 for r in self.transcript if r.reply_speaker is not None)
+            if (action.kind == "diagnose" and gathered < self.config.min_gathering
+                    and t < self.config.max_turns):
+                self.sink.emit(PrematureDiagnosis(turn=t, diagnosis=action.text, gathered=gathered,
+                                                  required=self.config.min_gathering))
+                self._next_doctor_input = GO_ON.format(gathered=gathered)
+                reply_speaker = reply = None
+            elif action.kind == "diagnose":
                 self.diagnosis = action.text
                 self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
                 reply_speaker = reply = None

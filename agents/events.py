@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Protocol, TextIO
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
-    "TestResult", "LLMCall", "LLMRetry", "TurnLimitReached", "DiagnosisGiven",
+    "TestResult", "LLMCall", "LLMRetry", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
     "JudgeDecision", "CaseError", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "TeeSink", "read_events", "SCHEMA_VERSION",
 ]
@@ -124,6 +124,17 @@ class LLMRetry(Event):
     attempt: int
     error: str
     backoff_s: float
+
+
+@dataclass(frozen=True)
+class PrematureDiagnosis(Event):
+    """A diagnosis before the minimum of questions/tests; the doctor is told to go on."""
+
+    type: ClassVar[str] = "premature_diagnosis"
+    turn: int
+    diagnosis: str
+    gathered: int
+    required: int
 
 
 @dataclass(frozen=True)

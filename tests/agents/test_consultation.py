@@ -121,3 +121,25 @@ def test_scripted_gets_some_right_and_some_wrong(demo):
                for c in demo.values()]
     assert any(r.correct for r in results) and any(r.correct is False for r in results)
     assert {r.judge_method for r in results} == {"precheck", "llm"}
+
+
+class AlwaysDiagnoses:
+    name = "hasty"
+
+    def generate(self, messages, params, ctx):
+        return Output("No." if ctx.role == "judge" else "DIAGNOSIS READY: Gout", self.name)
+
+
+def test_minimum_gathering_rule(demo):
+    from agents.events import PrematureDiagnosis
+
+    sink = ListSink()
+    r = run_consultation(demo["demo-016"], _models(AlwaysDiagnoses()), ConsultationConfig(max_turns=5), sink)
+    prem = [e for e in sink.events if isinstance(e, PrematureDiagnosis)]
+    assert [e.turn for e in prem] == [1, 2, 3, 4] and all(e.required == 3 for e in prem)
+    assert r.turns == 5 and r.diagnosis == "Gout"  # the last turn accepts it
+    doctor_inputs = [e.messages[-1]["content"] for e in sink.events if isinstance(e, LLMCall) and e.role == "doctor"]
+    assert doctor_inputs[1].startswith("Not yet")
+    sink = ListSink()
+    r = run_consultation(demo["demo-016"], _models(AlwaysDiagnoses()), ConsultationConfig(min_gathering=0), sink)
+    assert r.turns == 1 and not [e for e in sink.events if isinstance(e, PrematureDiagnosis)]
