@@ -20,7 +20,7 @@ from agents.llm.calls import RetryPolicy
 from agents.protocol import DoctorAction, parse_doctor_turn
 from agents.roles import RoleAgent, doctor_system, measurement_system, patient_system
 
-__all__ = ["ConsultationConfig", "RoleModels", "TurnRecord", "ConsultationResult", "Consultation", "run_consultation"]
+__all__ = ["ConsultationConfig", "RoleModels", "PendingTurn", "TurnRecord", "ConsultationResult", "Consultation", "run_consultation"]
 
 OPENING = "The patient has come in and sits down. Begin the consultation."
 GO_ON = ("Not yet: you have asked {gathered} question(s) or test(s) so far. Ask the patient "
@@ -70,6 +70,14 @@ class TurnRecord:
 
 
 @dataclass(frozen=True)
+class PendingTurn:
+    turn: int
+    doctor_text: str
+    action: DoctorAction
+    premature: bool  # a diagnosis before the minimum gathering: the doctor is told to go on
+
+
+@dataclass(frozen=True)
 class ConsultationResult:
     case_id: str
     status: str  # diagnosed | no_diagnosis | error
@@ -112,6 +120,7 @@ class Consultation:
         self.transcript: list[TurnRecord] = []
         self._next_doctor_input = OPENING
         self._started = False
+        self._pending: PendingTurn | None = None
         mk = lambda role, llm, system, params: RoleAgent(role, llm, system, params, case.id, self.sink, config.retry)  # noqa: E731
         self.doctor = mk("doctor", models.doctor, doctor_system(case, config.max_turns), config.doctor)
         self.patient = mk("patient", models.patient, patient_system(case), config.patient)
@@ -120,6 +129,8 @@ class Consultation:
 
     @property
     def done(self) -> bool:
+        if self._pending is not None:
+            return False
         return self.diagnosis is not None or self.error is not None or self.turn >= self.config.max_turns
 
     def start(self) -> None:
@@ -129,12 +140,21 @@ class Consultation:
     def _respond(self, agent: RoleAgent, incoming: str) -> str:
         return agent.respond(incoming, self.turn).text.strip()
 
-    def step(self) -> TurnRecord | None:
-        """One doctor turn and the answer it gets. Returns None when already done."""
+    @property
+    def pending(self) -> "PendingTurn | None":
+        """The doctor's current turn, spoken but not yet answered (the world walks the
+        patient to the lab between :meth:`doctor_turn` and :meth:`answer`)."""
+        return self._pending
+
+    def doctor_turn(self) -> "PendingTurn | None":
+        """First half of a turn: the doctor speaks and the turn is parsed and routed.
+        Returns None when the consultation is already done or the model failed."""
         if not self._started:
             self.start()
         if self.done:
             return None
+        if self._pending is not None:
+            return self._pending
         self.turn += 1
         t = self.turn
         incoming = self._next_doctor_input
@@ -142,28 +162,44 @@ class Consultation:
             incoming = f"{incoming}\n{LAST_TURN}"
         try:
             doctor_text = self._respond(self.doctor, incoming)
-            action = parse_doctor_turn(doctor_text)
-            self.sink.emit(Utterance(turn=t, speaker="doctor",
-                                     addressee={"ask": "patient", "test": "measurement", "diagnose": "all"}[action.kind],
-                                     text=doctor_text))
-            route = {"ask": "patient", "test": "measurement", "diagnose": "diagnosis"}[action.kind]
-            self.sink.emit(RouteDecision(turn=t, route=route, rule=action.rule, extracted=action.text, note=action.note))
-            reply_speaker: str | None
-            reply: str | None
-            gathered = sum(1 for r in self.transcript if r.reply_speaker is not None)
-            if (action.kind == "diagnose" and gathered < self.config.min_gathering
-                    and t < self.config.max_turns):
-                self.sink.emit(PrematureDiagnosis(turn=t, diagnosis=action.text, gathered=gathered,
-                                                  required=self.config.min_gathering))
+        except LLMError as e:
+            self._fail(t, e)
+            return None
+        action = parse_doctor_turn(doctor_text)
+        self.sink.emit(Utterance(turn=t, speaker="doctor",
+                                 addressee={"ask": "patient", "test": "measurement", "diagnose": "all"}[action.kind],
+                                 text=doctor_text))
+        route = {"ask": "patient", "test": "measurement", "diagnose": "diagnosis"}[action.kind]
+        self.sink.emit(RouteDecision(turn=t, route=route, rule=action.rule, extracted=action.text, note=action.note))
+        gathered = sum(1 for r in self.transcript if r.reply_speaker is not None)
+        premature = (action.kind == "diagnose" and gathered < self.config.min_gathering
+                     and t < self.config.max_turns)
+        if premature:
+            self.sink.emit(PrematureDiagnosis(turn=t, diagnosis=action.text, gathered=gathered,
+                                              required=self.config.min_gathering))
+        elif action.kind == "test":
+            self.tests_requested.append(action.text)
+            self.sink.emit(TestRequested(turn=t, test=action.text))
+        self._pending = PendingTurn(t, doctor_text, action, premature)
+        return self._pending
+
+    def answer(self) -> TurnRecord | None:
+        """Second half: the patient or technician answers (or the diagnosis is taken)."""
+        p = self._pending
+        if p is None:
+            return None
+        self._pending = None
+        t, action = p.turn, p.action
+        reply_speaker: str | None = None
+        reply: str | None = None
+        try:
+            if p.premature:
+                gathered = sum(1 for r in self.transcript if r.reply_speaker is not None)
                 self._next_doctor_input = GO_ON.format(gathered=gathered)
-                reply_speaker = reply = None
             elif action.kind == "diagnose":
                 self.diagnosis = action.text
                 self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
-                reply_speaker = reply = None
             elif action.kind == "test":
-                self.tests_requested.append(action.text)
-                self.sink.emit(TestRequested(turn=t, test=action.text))
                 reply = self._respond(self.measurement, f"The doctor orders: {action.text}")
                 self.sink.emit(TestResult(turn=t, test=action.text, result=reply))
                 self.sink.emit(Utterance(turn=t, speaker="measurement", addressee="doctor", text=reply))
@@ -175,14 +211,24 @@ class Consultation:
                 reply_speaker = "patient"
                 self._next_doctor_input = f"Patient: {reply}"
         except LLMError as e:
-            self.error = str(e)
-            self.sink.emit(CaseError(turn=t, error=self.error))
+            self._fail(t, e)
             return None
-        rec = TurnRecord(t, doctor_text, action, reply_speaker, reply)
+        rec = TurnRecord(t, p.doctor_text, action, reply_speaker, reply)
         self.transcript.append(rec)
         if self.diagnosis is None and t >= self.config.max_turns:
             self.sink.emit(TurnLimitReached(turn=t, max_turns=self.config.max_turns))
         return rec
+
+    def step(self) -> TurnRecord | None:
+        """One whole turn: the doctor speaks and gets the answer. None when done."""
+        if self.doctor_turn() is None:
+            return None
+        return self.answer()
+
+    def _fail(self, turn: int, e: Exception) -> None:
+        self.error = str(e)
+        self._pending = None
+        self.sink.emit(CaseError(turn=turn, error=self.error))
 
     def finish(self) -> ConsultationResult:
         """Judge (unless errored) and close the case."""
