@@ -219,10 +219,13 @@ class EventLog:
         self._fh = self.path.open("w", encoding="utf-8")
         return self
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: Event, **context: Any) -> None:
+        """Write one event; ``context`` (e.g. ``case_id``, sim time ``t``) is merged in."""
         with self._lock:
             assert self._fh is not None, "EventLog used outside its context"
             d = event.to_dict()
+            if context:
+                d.update(context)
             d["seq"] = self._seq
             self._seq += 1
             self._fh.write(_dumps(d) + "\n")

@@ -88,11 +88,41 @@ def _kind(obj: object) -> str:
     return str(getattr(obj, "type", None) or getattr(obj, "class", None) or getattr(obj, "class_", None) or "").lower()
 
 
+def _import_pytmx():  # type: ignore[no-untyped-def]
+    """Import pytmx without letting it import pygame: its ``__init__`` tries
+    ``pytmx.util_pygame`` and so pulls pygame (and SDL) into any process that parses a
+    map. Marking pygame unimportable for that one import keeps the core pygame-free; the
+    view imports ``pytmx.util_pygame.load_pygame`` itself."""
+    import sys
+
+    if "pytmx" in sys.modules or "pygame" in sys.modules:
+        import pytmx
+
+        return pytmx
+    import logging
+
+    quiet = [logging.getLogger(n) for n in ("pytmx", "pytmx.util_pygame", "pytmx.util_pygame_sdl2")]
+    levels = [lg.level for lg in quiet]
+    sys.modules["pygame"] = None  # type: ignore[assignment]
+    try:
+        for lg in quiet:
+            lg.setLevel(logging.CRITICAL)  # it logs "cannot import pygame" as an error
+        import pytmx
+    finally:
+        del sys.modules["pygame"]
+        for lg, lv in zip(quiet, levels):
+            lg.setLevel(lv)
+        # forget the half-imported pygame helpers so the view can import them for real
+        for mod in ("pytmx.util_pygame", "pytmx.util_pygame_sdl2"):
+            sys.modules.pop(mod, None)
+    return pytmx
+
+
 def load_map(path: str | Path, *, required: tuple[str, ...] = REQUIRED_ROOMS) -> HospitalMap:
     """Parse and validate a hospital map. A missing required room, a missing entrance
     spawn, or a room or point that cannot be reached from the entrance raises
     :class:`MapError` naming it."""
-    import pytmx  # pure-Python TMX parser; does not import pygame
+    pytmx = _import_pytmx()
 
     p = Path(path)
     if not p.is_file():

@@ -1,0 +1,2454 @@
+#!/usr/bin/env python3
+"""Draw every medsim art asset and the hospital map, deterministically, with code.
+
+    .venv/bin/python assets/generate.py
+
+writes
+    assets/tiles/hospital_tiles.png     32x32 tiles, 8 per row
+    assets/sprites/*.png                character sheets (3 walk frames x 4 directions)
+    maps/hospital.tsx                   Tiled 1.10 external tileset (collides / kind / name)
+    maps/hospital.tmx                   Tiled 1.10 map (floor, walls, furniture, rooms, points)
+    assets/README.md                    the asset guide, with the tile id table
+
+Everything is drawn here with pygame primitives and per-pixel code from a small fixed
+palette; no third-party art. There is no randomness: texture "noise" is a fixed integer
+hash of the pixel position, so every run writes byte-identical files.
+"""
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+import pygame  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+T = 32          # tile size in px
+COLS = 8        # tiles per row in the tilesheet
+
+# The only random source allowed; used for nothing that changes between runs.
+RNG = random.Random(1234)
+
+# --------------------------------------------------------------------------------------
+# palette
+# --------------------------------------------------------------------------------------
+INK = (38, 30, 44)            # outlines
+INK_SOFT = (70, 60, 78)
+WHITE = (246, 246, 242)
+SHADOW = (20, 14, 32)
+
+CAP = (86, 78, 112)           # wall tops
+CAP_HI = (132, 124, 160)
+CAP_LO = (62, 56, 84)
+CAP_TX = (94, 86, 120)
+
+FACE = (236, 231, 216)        # interior wall paint
+FACE_LO = (218, 211, 192)
+RAIL = (196, 182, 160)
+RAIL_HI = (224, 214, 194)
+WAIN = (150, 196, 188)        # wainscot
+WAIN_LO = (128, 176, 168)
+WAIN_HI = (172, 214, 206)
+BASE = (88, 100, 116)         # baseboard
+BASE_HI = (120, 134, 148)
+
+BRICK = (180, 98, 80)
+BRICK_HI = (204, 122, 100)
+BRICK_LO = (150, 78, 66)
+MORTAR = (222, 202, 184)
+STONE = (134, 130, 142)
+STONE_HI = (164, 160, 170)
+
+WOOD = (178, 124, 80)
+WOOD_HI = (204, 152, 102)
+WOOD_LO = (140, 94, 58)
+WOOD_DK = (108, 70, 44)
+WOOD_RED = (156, 92, 62)
+
+METAL = (176, 184, 194)
+METAL_HI = (214, 220, 228)
+METAL_LO = (128, 136, 150)
+STEEL_DK = (84, 90, 104)
+PLASTIC = (232, 234, 236)
+PLASTIC_LO = (196, 200, 208)
+
+BLUE = (72, 116, 178)
+BLUE_HI = (110, 154, 212)
+BLUE_LO = (52, 86, 140)
+TEAL = (64, 160, 150)
+TEAL_HI = (102, 196, 182)
+TEAL_LO = (42, 118, 112)
+RED = (210, 56, 60)
+RED_HI = (236, 98, 92)
+RED_LO = (158, 36, 48)
+YELLOW = (244, 200, 64)
+YELLOW_LO = (204, 150, 40)
+GREEN = (84, 160, 72)
+GREEN_HI = (128, 196, 96)
+GREEN_LO = (52, 116, 58)
+GREEN_DK = (36, 84, 48)
+POT = (192, 104, 62)
+POT_HI = (222, 138, 90)
+POT_LO = (148, 74, 46)
+SCREEN = (34, 52, 66)
+SCREEN_HI = (92, 170, 220)
+GLOW = (120, 236, 150)
+GLASS = (150, 200, 232)
+GLASS_HI = (212, 236, 248)
+GLASS_LO = (104, 152, 196)
+
+GRASS = (106, 170, 78)
+GRASS_LO = (86, 146, 64)
+GRASS_HI = (136, 196, 96)
+
+
+# --------------------------------------------------------------------------------------
+# tiny helpers
+# --------------------------------------------------------------------------------------
+def nz(x: int, y: int, salt: int = 0) -> float:
+    """Deterministic per-pixel hash in [0, 1)."""
+    h = (x * 73856093) ^ (y * 19349663) ^ ((salt + 7) * 83492791)
+    h &= 0xFFFFFFFF
+    h = ((h ^ (h >> 13)) * 0x5BD1E995) & 0xFFFFFFFF
+    h ^= h >> 15
+    return (h & 0xFFFF) / 65536.0
+
+
+def sh(c, f: float):
+    return tuple(max(0, min(255, int(round(v * f)))) for v in c[:3])
+
+
+def mix(a, b, t: float):
+    return tuple(int(round(a[i] + (b[i] - a[i]) * t)) for i in range(3))
+
+
+def surf(w: int = T, h: int = T) -> pygame.Surface:
+    s = pygame.Surface((w, h), pygame.SRCALPHA, 32)
+    s.fill((0, 0, 0, 0))
+    return s
+
+
+def R(s, x, y, w, h, c):
+    if w > 0 and h > 0:
+        s.fill(c, (x, y, w, h))
+
+
+def P(s, x, y, c):
+    if 0 <= x < s.get_width() and 0 <= y < s.get_height():
+        s.set_at((x, y), c)
+
+
+def hline(s, x0, x1, y, c):
+    R(s, x0, y, x1 - x0 + 1, 1, c)
+
+
+def vline(s, x, y0, y1, c):
+    R(s, x, y0, 1, y1 - y0 + 1, c)
+
+
+def box(s, x, y, w, h, fill, border=INK):
+    R(s, x, y, w, h, border)
+    R(s, x + 1, y + 1, w - 2, h - 2, fill)
+
+
+def rbox(s, x, y, w, h, fill, border=INK):
+    """Box with cut corners (a rounded look at pixel scale)."""
+    box(s, x, y, w, h, fill, border)
+    for cx, cy in ((x, y), (x + w - 1, y), (x, y + h - 1), (x + w - 1, y + h - 1)):
+        P(s, cx, cy, (0, 0, 0, 0))
+    P(s, x + 1, y + 1, border)
+    P(s, x + w - 2, y + 1, border)
+    P(s, x + 1, y + h - 2, border)
+    P(s, x + w - 2, y + h - 2, border)
+
+
+def disc(s, cx, cy, r, c):
+    """Filled circle centred on pixel (cx, cy) (integer radius, pixel exact)."""
+    for y in range(cy - r, cy + r + 1):
+        for x in range(cx - r, cx + r + 1):
+            if (x - cx) ** 2 + (y - cy) ** 2 <= r * r + r * 0.8:
+                P(s, x, y, c)
+
+
+def ellipse(s, x0, y0, x1, y1, c):
+    """Filled ellipse inside the pixel box [x0..x1] x [y0..y1] (half-pixel exact)."""
+    cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
+    rx, ry = (x1 - x0 + 1) / 2.0, (y1 - y0 + 1) / 2.0
+    for y in range(y0, y1 + 1):
+        for x in range(x0, x1 + 1):
+            if ((x - cx) / rx) ** 2 + ((y - cy) / ry) ** 2 <= 1.0:
+                P(s, x, y, c)
+
+
+def alpha_grid(s):
+    w, h = s.get_size()
+    return [[s.get_at((x, y)).a for y in range(h)] for x in range(w)]
+
+
+def outline(s, col=INK, thresh=128):
+    """Dark 1px outline around every opaque shape (4-neighbourhood)."""
+    w, h = s.get_size()
+    a = alpha_grid(s)
+    for x in range(w):
+        for y in range(h):
+            if a[x][y] >= thresh:
+                continue
+            for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                nx, ny = x + dx, y + dy
+                if 0 <= nx < w and 0 <= ny < h and a[nx][ny] >= thresh:
+                    s.set_at((x, y), col)
+                    break
+    return s
+
+
+def drop_shadow(s, dx=2, dy=2, alpha=72):
+    """Soft drop shadow to the lower right, only on empty pixels."""
+    w, h = s.get_size()
+    a = alpha_grid(s)
+    for x in range(w):
+        for y in range(h):
+            if a[x][y] != 0:
+                continue
+            hit = False
+            for sx in range(0, dx + 1):
+                for sy in range(0, dy + 1):
+                    if sx == 0 and sy == 0:
+                        continue
+                    ox, oy = x - sx, y - sy
+                    if 0 <= ox < w and 0 <= oy < h and a[ox][oy] >= 128:
+                        hit = True
+            if hit:
+                s.set_at((x, y), SHADOW + (alpha,))
+    return s
+
+
+def finish(s, shadow=True, dx=2, dy=2, col=INK):
+    outline(s, col)
+    if shadow:
+        drop_shadow(s, dx, dy)
+    return s
+
+
+def slice_tiles(s):
+    """Cut a multi-tile canvas into 32x32 tiles, row by row."""
+    out = []
+    for ty in range(s.get_height() // T):
+        row = []
+        for tx in range(s.get_width() // T):
+            t = surf()
+            t.blit(s, (0, 0), (tx * T, ty * T, T, T))
+            row.append(t)
+        out.append(row)
+    return out
+
+
+def over(base, top):
+    """Alpha-composite top over a copy of base."""
+    r = base.copy()
+    r.blit(top, (0, 0))
+    return r
+
+
+def flip_h(s):
+    return pygame.transform.flip(s, True, False)
+
+
+# --------------------------------------------------------------------------------------
+# 3x5 pixel font for plaques and signs
+# --------------------------------------------------------------------------------------
+FONT = {
+    "A": [".#.", "#.#", "###", "#.#", "#.#"],
+    "B": ["##.", "#.#", "##.", "#.#", "##."],
+    "C": [".##", "#..", "#..", "#..", ".##"],
+    "D": ["##.", "#.#", "#.#", "#.#", "##."],
+    "E": ["###", "#..", "##.", "#..", "###"],
+    "F": ["###", "#..", "##.", "#..", "#.."],
+    "G": [".##", "#..", "#.#", "#.#", ".##"],
+    "H": ["#.#", "#.#", "###", "#.#", "#.#"],
+    "I": ["###", ".#.", ".#.", ".#.", "###"],
+    "K": ["#.#", "#.#", "##.", "#.#", "#.#"],
+    "L": ["#..", "#..", "#..", "#..", "###"],
+    "M": ["#.#", "###", "###", "#.#", "#.#"],
+    "N": ["#.#", "###", "###", "###", "#.#"],
+    "O": [".#.", "#.#", "#.#", "#.#", ".#."],
+    "P": ["##.", "#.#", "##.", "#..", "#.."],
+    "R": ["##.", "#.#", "##.", "#.#", "#.#"],
+    "S": [".##", "#..", ".#.", "..#", "##."],
+    "T": ["###", ".#.", ".#.", ".#.", ".#."],
+    "U": ["#.#", "#.#", "#.#", "#.#", "###"],
+    "W": ["#.#", "#.#", "###", "###", "#.#"],
+    "X": ["#.#", "#.#", ".#.", "#.#", "#.#"],
+    "Y": ["#.#", "#.#", ".#.", ".#.", ".#."],
+    "1": [".#.", "##.", ".#.", ".#.", "###"],
+    "2": ["##.", "..#", ".#.", "#..", "###"],
+    "3": ["##.", "..#", ".#.", "..#", "##."],
+    "-": ["...", "...", "###", "...", "..."],
+    "/": ["..#", "..#", ".#.", "#..", "#.."],
+    " ": ["..", "..", "..", "..", ".."],
+}
+
+
+def text_width(txt):
+    return sum(len(FONT[ch][0]) + 1 for ch in txt) - 1
+
+
+def draw_text(s, x, y, txt, c):
+    for ch in txt:
+        g = FONT[ch]
+        for gy, row in enumerate(g):
+            for gx, v in enumerate(row):
+                if v == "#":
+                    P(s, x + gx, y + gy, c)
+        x += len(g[0]) + 1
+
+
+# --------------------------------------------------------------------------------------
+# the tile registry
+# --------------------------------------------------------------------------------------
+class TileSet:
+    def __init__(self):
+        self.tiles = []          # (name, kind, collides, surface)
+        self.index = {}
+
+    def add(self, name, kind, collides, s):
+        assert name not in self.index, name
+        assert s.get_size() == (T, T), name
+        self.index[name] = len(self.tiles)
+        self.tiles.append((name, kind, collides, s))
+
+    def gid(self, name):
+        return self.index[name] + 1
+
+    def sheet(self):
+        rows = (len(self.tiles) + COLS - 1) // COLS
+        out = surf(COLS * T, rows * T)
+        for i, (_, _, _, s) in enumerate(self.tiles):
+            out.blit(s, ((i % COLS) * T, (i // COLS) * T))
+        return out
+
+
+TS = TileSet()
+
+
+# --------------------------------------------------------------------------------------
+# floors (opaque)
+# --------------------------------------------------------------------------------------
+def floor_corridor():
+    s = surf()
+    base, dk, lt = (200, 205, 213), (186, 191, 201), (214, 218, 225)
+    R(s, 0, 0, T, T, base)
+    for y in range(T):
+        for x in range(T):
+            n = nz(x, y, 1)
+            if n < 0.06:
+                P(s, x, y, dk)
+            elif n < 0.10:
+                P(s, x, y, lt)
+    # large sheet seams + a faint sheen
+    hline(s, 0, 31, 31, (178, 184, 195))
+    vline(s, 31, 0, 31, (184, 190, 200))
+    hline(s, 0, 31, 0, (216, 220, 227))
+    for i in range(6):
+        P(s, 6 + i, 9 - i // 2, (218, 222, 229))
+    return s
+
+
+def floor_squares(base, grout, hi, lo, salt):
+    s = surf()
+    R(s, 0, 0, T, T, base)
+    for y in range(T):
+        for x in range(T):
+            if nz(x, y, salt) < 0.05:
+                P(s, x, y, mix(base, lo, 0.6))
+    for o in (0, 16):
+        hline(s, 0, 31, o, grout)
+        vline(s, o, 0, 31, grout)
+        hline(s, o + 1, o + 14, o + 1, hi) if False else None
+    for ox in (0, 16):
+        for oy in (0, 16):
+            hline(s, ox + 1, ox + 15, oy + 1, hi)
+            vline(s, ox + 1, oy + 1, oy + 15, hi)
+            hline(s, ox + 2, ox + 15, oy + 15, lo)
+            vline(s, ox + 15, oy + 2, oy + 15, lo)
+    return s
+
+
+def floor_clinic():
+    return floor_squares((226, 235, 231), (190, 204, 200), (240, 246, 243), (212, 223, 219), 2)
+
+
+def floor_lab():
+    return floor_squares((214, 227, 240), (176, 194, 214), (232, 240, 248), (200, 214, 230), 3)
+
+
+def floor_wood():
+    s = surf()
+    tones = [(182, 128, 84), (170, 118, 76), (190, 136, 90), (176, 122, 80)]
+    for row in range(4):
+        y0 = row * 8
+        c = tones[row]
+        R(s, 0, y0, T, 8, c)
+        hline(s, 0, 31, y0, sh(c, 1.12))
+        hline(s, 0, 31, y0 + 7, WOOD_DK)
+        # grain
+        for y in range(y0 + 2, y0 + 6):
+            for x in range(T):
+                if nz(x // 3, y, 4 + row) < 0.18:
+                    P(s, x, y, sh(c, 0.9))
+        j = (row * 13 + 5) % 32
+        vline(s, j, y0, y0 + 6, WOOD_DK)
+        P(s, (j + 1) % 32, y0 + 1, sh(c, 1.12))
+        # a knot
+        if row in (1, 3):
+            kx = (row * 19 + 11) % 30 + 1
+            P(s, kx, y0 + 3, sh(c, 0.75))
+            P(s, kx + 1, y0 + 3, sh(c, 0.82))
+            P(s, kx, y0 + 4, sh(c, 0.82))
+    return s
+
+
+def floor_lobby():
+    s = surf()
+    cream, tan = (238, 226, 202), (214, 194, 162)
+    terra, terra_hi = (196, 110, 80), (224, 146, 110)
+    for y in range(T):
+        for x in range(T):
+            c = cream if ((x // 16) + (y // 16)) % 2 == 0 else tan
+            if nz(x, y, 5) < 0.05:
+                c = sh(c, 0.95)
+            P(s, x, y, c)
+    for o in (0, 16):
+        hline(s, 0, 31, o, (196, 178, 150))
+        vline(s, o, 0, 31, (196, 178, 150))
+    # diamonds on the centre and the tile corners (they complete across tiles)
+    for cx, cy in ((16, 16), (0, 0), (32, 0), (0, 32), (32, 32)):
+        for y in range(cy - 5, cy + 6):
+            for x in range(cx - 5, cx + 6):
+                d = abs(x - cx) + abs(y - cy)
+                if 0 <= x < T and 0 <= y < T:
+                    if d <= 2:
+                        P(s, x, y, terra_hi)
+                    elif d <= 4:
+                        P(s, x, y, terra)
+                    elif d == 5:
+                        P(s, x, y, (150, 84, 62))
+    return s
+
+
+def grass_base(salt=6):
+    s = surf()
+    R(s, 0, 0, T, T, GRASS)
+    for y in range(T):
+        for x in range(T):
+            n = nz(x, y, salt)
+            if n < 0.10:
+                P(s, x, y, GRASS_LO)
+            elif n < 0.13:
+                P(s, x, y, (96, 158, 70))
+    # little tufts
+    for i in range(7):
+        tx = int(nz(i, 1, salt + 40) * 28) + 2
+        ty = int(nz(i, 2, salt + 40) * 28) + 3
+        P(s, tx, ty, GRASS_HI)
+        P(s, tx - 1, ty - 1, GRASS_HI)
+        P(s, tx + 1, ty - 1, GRASS_HI)
+        P(s, tx, ty + 1, GRASS_LO)
+    return s
+
+
+def floor_grass():
+    return grass_base()
+
+
+def floor_grass_flowers():
+    s = grass_base(8)
+    for (fx, fy, c) in ((6, 7, WHITE), (22, 5, YELLOW), (13, 20, (240, 140, 180)),
+                        (26, 24, WHITE), (4, 26, YELLOW)):
+        P(s, fx, fy - 1, c)
+        P(s, fx - 1, fy, c)
+        P(s, fx + 1, fy, c)
+        P(s, fx, fy + 1, c)
+        P(s, fx, fy, (250, 220, 90) if c != YELLOW else (230, 120, 60))
+        P(s, fx + 1, fy + 2, GRASS_LO)
+    return s
+
+
+def floor_path():
+    s = surf()
+    mortar = (166, 150, 126)
+    R(s, 0, 0, T, T, mortar)
+    for row in range(4):
+        y0 = row * 8
+        off = 0 if row % 2 == 0 else 8
+        for k in range(-1, 3):
+            x0 = k * 16 + off
+            v = nz(k + (1 if off else 0), row, 9)
+            c = mix((206, 190, 160), (188, 172, 146), v)
+            for y in range(y0 + 1, y0 + 8):
+                for x in range(x0 + 1, x0 + 16):
+                    if 0 <= x < T:
+                        cc = c
+                        if y == y0 + 1:
+                            cc = sh(c, 1.08)
+                        elif y == y0 + 7 or x == x0 + 15:
+                            cc = sh(c, 0.9)
+                        elif nz(x, y, 10) < 0.06:
+                            cc = sh(c, 0.94)
+                        P(s, x, y, cc)
+    return s
+
+
+def floor_mat(side):
+    """Entrance mat, two tiles wide: side 'l' or 'r'."""
+    s = floor_lobby()
+    mat, mat_lo, mat_hi = (74, 82, 100), (56, 62, 78), (96, 104, 124)
+    x0 = 3 if side == "l" else 0
+    x1 = 31 if side == "l" else 28
+    R(s, x0, 3, x1 - x0 + 1, 26, INK)
+    R(s, x0 + 1, 4, x1 - x0 - 1, 24, mat)
+    for y in range(6, 27, 3):
+        hline(s, x0 + 2, x1 - 2, y, mat_lo)
+        hline(s, x0 + 2, x1 - 2, y + 1, mat_hi)
+    if side == "l":
+        R(s, x0, 3, 1, 26, INK)
+    else:
+        R(s, x1, 3, 1, 26, INK)
+    return s
+
+
+def rug(part):
+    """9-slice rug on lobby floor: part in tl,t,tr,l,c,r,bl,b,br."""
+    s = floor_lobby()
+    red, red_lo, cream, gold = (172, 64, 70), (132, 44, 56), (238, 222, 186), (226, 178, 80)
+    top = part[0] == "t"
+    bot = part[0] == "b"
+    left = part.endswith("l") and part != "l" or part == "l"
+    right = part.endswith("r") and part != "r" or part == "r"
+    x0 = 3 if left else 0
+    x1 = 28 if right else 31
+    y0 = 3 if top else 0
+    y1 = 28 if bot else 31
+    R(s, x0, y0, x1 - x0 + 1, y1 - y0 + 1, red)
+    for y in range(y0, y1 + 1):
+        for x in range(x0, x1 + 1):
+            # cream field with a small lattice
+            inner = (not left or x >= x0 + 5) and (not right or x <= x1 - 5) and \
+                    (not top or y >= y0 + 5) and (not bot or y <= y1 - 5)
+            if inner:
+                c = cream
+                if (x + y) % 8 == 0 or (x - y) % 8 == 0:
+                    c = (226, 200, 160)
+                if (x % 16 == 8) and (y % 16 == 8):
+                    c = red
+                P(s, x, y, c)
+            elif nz(x, y, 11) < 0.08:
+                P(s, x, y, red_lo)
+    # gold border line
+    if left:
+        vline(s, x0 + 3, y0 + (3 if top else 0), y1 - (3 if bot else 0), gold)
+    if right:
+        vline(s, x1 - 3, y0 + (3 if top else 0), y1 - (3 if bot else 0), gold)
+    if top:
+        hline(s, x0 + (3 if left else 0), x1 - (3 if right else 0), y0 + 3, gold)
+    if bot:
+        hline(s, x0 + (3 if left else 0), x1 - (3 if right else 0), y1 - 3, gold)
+    # outline
+    if left:
+        vline(s, x0 - 1, y0, y1, INK)
+    if right:
+        vline(s, x1 + 1, y0, y1, INK)
+    if top:
+        hline(s, x0, x1, y0 - 1, INK)
+    if bot:
+        hline(s, x0, x1, y1 + 1, INK)
+        hline(s, x0 + 1, x1, y1 + 2, sh((214, 194, 162), 0.82))
+    # fringe on the short (left/right) ends
+    if left:
+        for y in range(y0 + 1, y1, 2):
+            P(s, x0 - 2, y, cream)
+    if right:
+        for y in range(y0 + 1, y1, 2):
+            P(s, x1 + 2, y, cream)
+    return s
+
+
+# --------------------------------------------------------------------------------------
+# walls (opaque).  Wall tops (caps) are dark; a wall cell with walkable floor south of it
+# shows its face (lighter) under an 8px cap band: top-down 3/4 view.
+# --------------------------------------------------------------------------------------
+def draw_cap(s, y0, y1, n, w, e):
+    R(s, 0, y0, T, y1 - y0, CAP)
+    for y in range(y0, y1):
+        for x in range(T):
+            if nz(x, y, 12) < 0.07:
+                P(s, x, y, CAP_TX)
+    # brick-ish courses on the cap
+    for y in range(y0 + 3, y1, 6):
+        for x in range(T):
+            if (x + (y // 6) * 5) % 12 == 0:
+                P(s, x, y, CAP_LO)
+    if n:
+        hline(s, 0, 31, y0, INK)
+        hline(s, 0, 31, y0 + 1, CAP_HI)
+    if w:
+        vline(s, 0, y0, y1 - 1, INK)
+        vline(s, 1, y0 + (1 if n else 0), y1 - 1, CAP_HI)
+    if e:
+        vline(s, 31, y0, y1 - 1, INK)
+        vline(s, 30, y0 + (1 if n else 0), y1 - 1, CAP_LO)
+
+
+def wall_cap(n, w, e):
+    s = surf()
+    draw_cap(s, 0, T, n, w, e)
+    return s
+
+
+def face_interior(s):
+    R(s, 0, 9, T, 23, FACE)
+    for y in range(9, 19):
+        for x in range(T):
+            if nz(x, y, 13) < 0.04:
+                P(s, x, y, FACE_LO)
+    hline(s, 0, 31, 9, FACE_LO)
+    hline(s, 0, 31, 19, RAIL_HI)
+    hline(s, 0, 31, 20, RAIL)
+    R(s, 0, 21, T, 8, WAIN)
+    hline(s, 0, 31, 21, WAIN_LO)
+    for x in (3, 11, 19, 27):
+        vline(s, x, 23, 27, WAIN_LO)
+        vline(s, x + 1, 23, 27, WAIN_HI)
+    hline(s, 0, 31, 29, BASE_HI)
+    R(s, 0, 30, T, 2, BASE)
+
+
+def face_exterior(s):
+    R(s, 0, 9, T, 20, MORTAR)
+    for row in range(5):
+        y0 = 9 + row * 4
+        off = 0 if row % 2 == 0 else 4
+        for k in range(-1, 5):
+            x0 = k * 8 + off
+            v = nz(k + off, row, 14)
+            c = mix(BRICK, BRICK_LO, v * 0.8)
+            for y in range(y0, y0 + 3):
+                for x in range(x0, x0 + 7):
+                    if 0 <= x < T:
+                        P(s, x, y, sh(c, 1.1) if y == y0 else c)
+    R(s, 0, 29, T, 3, STONE)
+    hline(s, 0, 31, 29, STONE_HI)
+    hline(s, 0, 31, 31, sh(STONE, 0.8))
+
+
+def wall_face(n, w, e, style="int", window=False):
+    s = surf()
+    draw_cap(s, 0, 8, n, w, e)
+    hline(s, 0, 31, 8, INK)
+    if style == "int":
+        face_interior(s)
+    else:
+        face_exterior(s)
+    if window:
+        draw_window(s, style)
+    # shading at the ends of a wall run
+    if w:
+        vline(s, 0, 8, 31, INK)
+        for y in range(9, 32):
+            P(s, 1, y, sh(s.get_at((1, y)), 0.86))
+    if e:
+        vline(s, 31, 8, 31, INK)
+        for y in range(9, 32):
+            P(s, 30, y, sh(s.get_at((30, y)), 0.86))
+    return s
+
+
+def draw_window(s, style):
+    x0, y0, x1, y1 = 5, 11, 26, 26
+    frame = (242, 242, 246) if style == "int" else (232, 232, 236)
+    R(s, x0 - 1, y0 - 1, x1 - x0 + 3, y1 - y0 + 3, INK)
+    R(s, x0, y0, x1 - x0 + 1, y1 - y0 + 1, frame)
+    gx0, gy0, gx1, gy1 = x0 + 2, y0 + 2, x1 - 2, y1 - 2
+    for y in range(gy0, gy1 + 1):
+        t = (y - gy0) / max(1, gy1 - gy0)
+        if style == "int":
+            c = mix((140, 196, 236), (206, 232, 246), t)
+        else:
+            c = mix((78, 116, 170), (132, 176, 214), t)
+        hline(s, gx0, gx1, y, c)
+    if style == "int":
+        # a hint of trees outside
+        for x in range(gx0, gx1 + 1):
+            h = 3 + int(2 * nz(x // 3, 0, 15) + (1 if (x // 3) % 2 else 0))
+            vline(s, x, gy1 - h + 1, gy1, (104, 170, 96) if (x // 3) % 2 else (84, 150, 82))
+    # reflections
+    for i in range(6):
+        P(s, gx0 + 2 + i, gy0 + 7 - i, GLASS_HI)
+        P(s, gx0 + 3 + i, gy0 + 7 - i, GLASS_HI)
+    for i in range(3):
+        P(s, gx0 + 11 + i, gy0 + 9 - i, GLASS_HI)
+    # mullions
+    vline(s, 15, gy0, gy1, frame)
+    vline(s, 16, gy0, gy1, frame)
+    hline(s, gx0, gx1, 18, frame)
+    vline(s, 17, gy0, gy1, sh(frame, 0.8))
+    # sill
+    R(s, x0 - 2, y1 + 1, x1 - x0 + 5, 2, INK)
+    hline(s, x0 - 1, x1 + 1, y1 + 1, (250, 250, 252))
+    if style == "ext":
+        # curtains inside
+        vline(s, gx0, gy0, gy1, (226, 170, 120))
+        vline(s, gx1, gy0, gy1, (226, 170, 120))
+
+
+# --------------------------------------------------------------------------------------
+# doors (opaque, walkable)
+# --------------------------------------------------------------------------------------
+def door_h(left_post=True, right_post=True):
+    """Open doorway in a wall that runs east-west."""
+    s = floor_corridor()
+    # darker threshold and depth shading at the top of the opening
+    for y in range(0, 6):
+        hline(s, 0, 31, y, mix((150, 156, 170), (200, 205, 213), y / 6))
+    R(s, 0, 13, T, 6, (160, 164, 174))
+    hline(s, 0, 31, 13, (128, 132, 144))
+    hline(s, 0, 31, 14, (190, 194, 202))
+    hline(s, 0, 31, 18, (136, 140, 150))
+    frame, frame_lo = (168, 118, 76), (122, 82, 52)
+    leaf, leaf_hi = (198, 146, 96), (222, 176, 124)
+    if left_post:
+        R(s, 0, 0, 4, 32, INK)
+        R(s, 0, 0, 3, 32, frame)
+        vline(s, 2, 0, 31, frame_lo)
+        # the door leaf, swung open against the jamb
+        R(s, 4, 3, 6, 27, INK)
+        R(s, 5, 4, 4, 25, leaf)
+        vline(s, 5, 4, 28, leaf_hi)
+        R(s, 6, 8, 2, 6, sh(leaf, 0.88))
+        R(s, 6, 18, 2, 6, sh(leaf, 0.88))
+        P(s, 8, 16, YELLOW)
+        for y in range(4, 30):
+            P(s, 10, y, mix(s.get_at((10, y)), SHADOW, 0.25))
+    if right_post:
+        R(s, 28, 0, 4, 32, INK)
+        R(s, 29, 0, 3, 32, frame)
+        vline(s, 29, 0, 31, sh(frame, 1.12))
+    return s
+
+
+def door_v():
+    """Open doorway in a wall that runs north-south."""
+    s = floor_corridor()
+    R(s, 13, 0, 6, T, (160, 164, 174))
+    vline(s, 13, 0, 31, (128, 132, 144))
+    vline(s, 18, 0, 31, (136, 140, 150))
+    # jambs: the wall tops either side
+    R(s, 0, 0, T, 5, CAP)
+    hline(s, 0, 31, 5, INK)
+    hline(s, 0, 31, 6, (150, 156, 170))
+    R(s, 0, 27, T, 5, CAP)
+    hline(s, 0, 31, 26, INK)
+    hline(s, 0, 31, 27, CAP_HI)
+    vline(s, 0, 0, 5, CAP_LO)
+    vline(s, 0, 26, 31, CAP_LO)
+    # leaf folded against the top jamb
+    leaf, leaf_hi = (198, 146, 96), (222, 176, 124)
+    R(s, 19, 6, 12, 5, INK)
+    R(s, 20, 7, 10, 3, leaf)
+    hline(s, 20, 29, 7, leaf_hi)
+    P(s, 21, 9, YELLOW)
+    return s
+
+
+def door_front(side):
+    """Glass sliding entrance door under a red-and-white awning, two tiles wide."""
+    s = surf()
+    # floor: mat
+    R(s, 0, 0, T, T, (74, 82, 100))
+    for y in range(10, 31, 3):
+        hline(s, 0, 31, y, (58, 64, 80))
+    # rails
+    hline(s, 0, 31, 9, (150, 156, 166))
+    hline(s, 0, 31, 30, (150, 156, 166))
+    hline(s, 0, 31, 31, INK)
+    # glass panel slid to the side
+    gx0 = 0 if side == "l" else 24
+    R(s, gx0, 8, 8, 24, INK)
+    R(s, gx0 + 1, 9, 6, 22, GLASS)
+    vline(s, gx0 + 2, 10, 16, GLASS_HI)
+    vline(s, gx0 + 3, 12, 14, GLASS_HI)
+    vline(s, gx0 + (0 if side == "l" else 7), 8, 31, METAL_LO)
+    # awning
+    for x in range(T):
+        stripe = RED if ((x + (0 if side == "l" else 32)) // 6) % 2 == 0 else WHITE
+        vline(s, x, 0, 5, stripe)
+        # scalloped lower edge
+        if (x % 6) in (1, 2, 3, 4):
+            P(s, x, 6, stripe)
+    hline(s, 0, 31, 0, INK)
+    for x in range(T):
+        y = 7 if (x % 6) in (1, 2, 3, 4) else 6
+        P(s, x, y, INK)
+    return s
+
+
+# --------------------------------------------------------------------------------------
+# wall overlays (transparent; placed on the furniture layer over a wall cell)
+# --------------------------------------------------------------------------------------
+def sign_redcross():
+    s = surf()
+    box(s, 7, 9, 18, 18, WHITE)
+    R(s, 8, 10, 16, 1, (255, 255, 255))
+    R(s, 14, 12, 4, 12, RED)
+    R(s, 10, 16, 12, 4, RED)
+    vline(s, 14, 12, 23, RED_HI)
+    hline(s, 10, 21, 16, RED_HI)
+    return finish(s, dx=1, dy=1)
+
+
+def plaque(txt, bg=(240, 240, 232), border=(48, 86, 150), fg=(36, 52, 96)):
+    s = surf()
+    w = text_width(txt) + 6
+    x0 = (T - w) // 2
+    R(s, x0, 11, w, 11, border)
+    R(s, x0 + 1, 12, w - 2, 9, bg)
+    hline(s, x0 + 1, x0 + w - 2, 12, (255, 255, 255))
+    draw_text(s, x0 + 3, 14, txt, fg)
+    P(s, x0 + 1, 11, border)
+    return finish(s, dx=1, dy=1)
+
+
+def sign_hospital(side):
+    s = surf(64, 32)
+    box(s, 4, 11, 56, 13, (44, 90, 160))
+    hline(s, 5, 58, 12, (80, 130, 196))
+    # red cross badge
+    box(s, 6, 12, 11, 11, WHITE)
+    R(s, 10, 13, 3, 9, RED)
+    R(s, 7, 16, 9, 3, RED)
+    draw_text(s, 21, 15, "HOSPITAL", WHITE)
+    finish(s, dx=1, dy=1)
+    return slice_tiles(s)[0][0 if side == "l" else 1]
+
+
+def whiteboard():
+    s = surf(64, 32)
+    box(s, 4, 9, 56, 19, (250, 250, 250), METAL_LO)
+    R(s, 3, 8, 58, 1, INK)
+    # scribbles: a little chart and notes
+    for i, x in enumerate(range(8, 26, 2)):
+        P(s, x, 22 - (i * 37) % 9, BLUE)
+        P(s, x + 1, 22 - (i * 37) % 9, BLUE)
+    hline(s, 30, 44, 13, RED)
+    hline(s, 30, 50, 16, (60, 60, 70))
+    hline(s, 30, 40, 19, (60, 60, 70))
+    hline(s, 30, 47, 22, (60, 60, 70))
+    box(s, 52, 12, 6, 6, (255, 236, 140), YELLOW_LO)
+    R(s, 10, 27, 44, 2, METAL_LO)
+    R(s, 14, 26, 4, 1, RED)
+    R(s, 20, 26, 4, 1, BLUE)
+    finish(s, dx=1, dy=1)
+    t = slice_tiles(s)[0]
+    return t[0], t[1]
+
+
+def tv_screen():
+    s = surf()
+    box(s, 3, 9, 26, 17, (40, 40, 48))
+    R(s, 5, 11, 22, 13, (60, 120, 170))
+    R(s, 5, 19, 22, 5, (92, 164, 96))
+    disc(s, 22, 14, 2, YELLOW)
+    for i in range(5):
+        P(s, 7 + i, 12 + i // 2, (150, 200, 230))
+    R(s, 14, 26, 4, 2, (60, 60, 70))
+    return finish(s, dx=1, dy=1)
+
+
+def xray_viewer():
+    s = surf()
+    box(s, 4, 9, 24, 20, (236, 240, 244), METAL_LO)
+    R(s, 6, 11, 20, 16, (24, 28, 36))
+    # spine and ribs
+    vline(s, 15, 12, 25, (200, 206, 214))
+    vline(s, 16, 12, 25, (170, 176, 186))
+    for i, y in enumerate(range(13, 24, 2)):
+        w = 6 - abs(i - 2)
+        hline(s, 16 - w - 2, 14, y, (190, 196, 206))
+        hline(s, 17, 17 + w + 1, y, (190, 196, 206))
+    # clavicles
+    hline(s, 8, 13, 12, (210, 214, 222))
+    hline(s, 18, 23, 12, (210, 214, 222))
+    return finish(s, dx=1, dy=1)
+
+
+def eye_chart():
+    s = surf()
+    box(s, 8, 7, 16, 22, WHITE)
+    draw_text(s, 14, 9, "E", INK)
+    rows = [(13, 15, 3), (11, 19, 2), (10, 22, 1)]
+    for y, x1, step in ((16, 21, 2), (19, 21, 2), (22, 21, 2), (25, 21, 2)):
+        for x in range(11, x1 + 1, step):
+            P(s, x, y, INK)
+            P(s, x, y + 1, INK if (x + y) % 3 else (120, 120, 130))
+    del rows
+    return finish(s, dx=1, dy=1)
+
+
+def wall_clock():
+    s = surf()
+    disc(s, 16, 16, 7, WHITE)
+    P(s, 16, 10, INK)
+    P(s, 22, 16, INK)
+    P(s, 16, 22, INK)
+    P(s, 10, 16, INK)
+    vline(s, 16, 12, 16, INK)
+    hline(s, 16, 19, 16, RED)
+    s2 = outline(s, INK)
+    return drop_shadow(s2, 1, 1)
+
+
+def sign_radiation():
+    s = surf()
+    # yellow warning triangle with a trefoil
+    for y in range(10, 26):
+        half = (y - 10) * 11 // 16
+        hline(s, 16 - half, 16 + half, y, YELLOW)
+    disc(s, 16, 20, 1, INK)
+    for (dx, dy) in ((-3, 3), (3, 3), (0, -3)):
+        disc(s, 16 + dx, 20 + dy - (1 if dy > 0 else 0), 1, INK)
+    return finish(s, dx=1, dy=1)
+
+
+def notice_board():
+    s = surf()
+    box(s, 5, 9, 22, 17, (196, 150, 100), WOOD_DK)
+    R(s, 7, 11, 18, 13, (206, 166, 118))
+    for (x, y, w, h, c) in ((8, 12, 6, 7, WHITE), (15, 11, 7, 5, (255, 236, 140)),
+                            (16, 17, 8, 6, (200, 230, 255)), (9, 20, 5, 3, (255, 200, 210))):
+        R(s, x, y, w, h, c)
+        P(s, x + w // 2, y, RED)
+    hline(s, 9, 12, 14, (120, 120, 130))
+    hline(s, 9, 12, 16, (120, 120, 130))
+    return finish(s, dx=1, dy=1)
+
+
+def sanitizer():
+    s = surf()
+    box(s, 12, 10, 8, 13, WHITE)
+    R(s, 13, 15, 6, 5, (130, 200, 230))
+    R(s, 14, 8, 4, 2, METAL_LO)
+    R(s, 15, 23, 2, 2, METAL_LO)
+    return finish(s, dx=1, dy=1)
+
+
+# --------------------------------------------------------------------------------------
+# furniture and equipment (transparent; furniture layer)
+# --------------------------------------------------------------------------------------
+def reception_desk():
+    """Counter, 3 tiles (left end, middle, right end); the visitor stands south of it."""
+    s = surf(96, 32)
+    top, top_hi = (222, 186, 138), (240, 210, 166)
+    front, front_hi, front_lo = (64, 132, 156), (96, 166, 186), (46, 102, 124)
+    x0, x1 = 3, 92
+    R(s, x0, 6, x1 - x0 + 1, 11, top)
+    hline(s, x0, x1, 6, top_hi)
+    hline(s, x0, x1, 7, top_hi)
+    hline(s, x0, x1, 16, sh(top, 0.86))
+    R(s, x0, 17, x1 - x0 + 1, 12, front)
+    hline(s, x0, x1, 17, front_lo)
+    hline(s, x0, x1, 18, front_hi)
+    R(s, x0, 26, x1 - x0 + 1, 3, front_lo)
+    # vertical panel lines every tile
+    for px in (12, 22, 44, 54, 74, 84):
+        vline(s, px, 20, 25, front_lo)
+    finish(s)
+    t = slice_tiles(s)[0]
+    return t
+
+
+def desk_pieces():
+    """Office desk, two tiles wide (left, right)."""
+    s = surf(64, 32)
+    x0, x1 = 3, 60
+    R(s, x0, 8, x1 - x0 + 1, 12, WOOD)
+    hline(s, x0, x1, 8, WOOD_HI)
+    hline(s, x0, x1, 19, WOOD_LO)
+    for x in range(x0, x1 + 1):
+        for y in range(9, 19):
+            if nz(x // 4, y, 20) < 0.15:
+                P(s, x, y, sh(WOOD, 0.93))
+    R(s, x0, 20, x1 - x0 + 1, 7, WOOD_LO)
+    # drawers on the right pedestal
+    R(s, 42, 20, 16, 8, WOOD_RED)
+    hline(s, 43, 56, 23, WOOD_DK)
+    R(s, 48, 21, 4, 1, METAL)
+    R(s, 48, 25, 4, 1, METAL)
+    # legs
+    R(s, x0 + 1, 27, 3, 2, WOOD_DK)
+    finish(s)
+    return slice_tiles(s)[0]
+
+
+def monitor_item():
+    s = surf()
+    box(s, 6, 1, 20, 14, (50, 52, 62))
+    R(s, 8, 3, 16, 10, (40, 70, 110))
+    # a little chart on screen
+    R(s, 9, 4, 14, 2, (120, 190, 240))
+    for i, x in enumerate(range(10, 22, 2)):
+        vline(s, x, 12 - (i * 5) % 5 - 1, 11, GLOW)
+    R(s, 14, 15, 4, 2, (70, 72, 84))
+    R(s, 11, 17, 10, 2, (70, 72, 84))
+    # keyboard
+    R(s, 8, 19, 14, 3, (220, 222, 228))
+    for x in range(9, 21, 2):
+        P(s, x, 20, METAL_LO)
+    # mouse
+    R(s, 24, 19, 2, 3, (220, 222, 228))
+    return finish(s, dx=1, dy=1)
+
+
+def papers_item():
+    s = surf()
+    R(s, 4, 10, 10, 8, WHITE)
+    hline(s, 5, 12, 12, (150, 150, 160))
+    hline(s, 5, 11, 14, (150, 150, 160))
+    R(s, 17, 7, 5, 7, (80, 90, 120))  # pen cup
+    P(s, 18, 5, RED)
+    P(s, 18, 6, RED)
+    P(s, 20, 4, BLUE)
+    P(s, 20, 5, BLUE)
+    P(s, 20, 6, BLUE)
+    return finish(s, shadow=False)
+
+
+def office_chair(facing):
+    s = surf()
+    seat, seat_hi, seat_lo = (64, 70, 88), (96, 104, 126), (44, 48, 62)
+    base = (90, 94, 104)
+    if facing in ("down", "up"):
+        # star base
+        hline(s, 10, 21, 27, base)
+        vline(s, 15, 24, 28, base)
+        vline(s, 16, 24, 28, base)
+        for x in (9, 22, 15):
+            P(s, x, 28, INK)
+        if facing == "down":
+            rbox(s, 9, 4, 14, 10, seat, INK)      # backrest at the top
+            hline(s, 10, 21, 5, seat_hi)
+            rbox(s, 8, 13, 16, 10, seat_hi, INK)  # seat toward the viewer
+            hline(s, 9, 22, 21, seat)
+        else:
+            rbox(s, 8, 8, 16, 10, seat_hi, INK)   # seat
+            rbox(s, 9, 14, 14, 11, seat, INK)     # backrest toward the viewer
+            hline(s, 10, 21, 15, seat_hi)
+            vline(s, 15, 17, 22, seat_lo)
+    else:
+        hline(s, 9, 22, 27, base)
+        vline(s, 15, 22, 28, base)
+        rbox(s, 8, 14, 15, 9, seat_hi, INK)        # seat
+        rbox(s, 19, 4, 6, 18, seat, INK)           # backrest on the right (faces left)
+        vline(s, 20, 6, 19, seat_hi)
+        R(s, 9, 12, 8, 2, seat_lo)                 # armrest
+        if facing == "right":
+            s = flip_h(s)
+    return finish(s)
+
+
+def waiting_chair(facing):
+    s = surf()
+    up, up_hi, up_lo = (70, 118, 178), (112, 156, 214), (48, 86, 140)
+    frame = METAL
+    if facing == "down":
+        rbox(s, 8, 4, 16, 9, up, INK)
+        hline(s, 9, 22, 5, up_hi)
+        rbox(s, 8, 12, 16, 11, up_hi, INK)
+        hline(s, 9, 22, 21, up)
+        vline(s, 6, 10, 21, frame)
+        vline(s, 25, 10, 21, frame)
+        vline(s, 9, 23, 26, frame)
+        vline(s, 22, 23, 26, frame)
+    elif facing == "up":
+        rbox(s, 8, 7, 16, 10, up_hi, INK)
+        rbox(s, 8, 15, 16, 10, up, INK)
+        hline(s, 9, 22, 16, up_hi)
+        hline(s, 9, 22, 23, up_lo)
+        vline(s, 6, 9, 20, frame)
+        vline(s, 25, 9, 20, frame)
+        vline(s, 9, 25, 27, frame)
+        vline(s, 22, 25, 27, frame)
+    else:
+        rbox(s, 7, 11, 14, 12, up_hi, INK)        # seat
+        hline(s, 8, 19, 21, up)
+        rbox(s, 19, 3, 7, 21, up, INK)            # backrest on the right (faces left)
+        vline(s, 20, 5, 21, up_hi)
+        hline(s, 8, 20, 9, frame)                 # armrests
+        hline(s, 8, 20, 25, frame)
+        vline(s, 8, 23, 27, frame)
+        vline(s, 22, 24, 27, frame)
+        if facing == "right":
+            s = flip_h(s)
+    return finish(s)
+
+
+def exam_bed():
+    s = surf(32, 64)
+    pad, pad_hi, pad_lo = (64, 150, 140), (96, 184, 172), (44, 112, 106)
+    # chrome frame and legs
+    R(s, 7, 52, 2, 8, METAL_LO)
+    R(s, 23, 52, 2, 8, METAL_LO)
+    R(s, 5, 4, 22, 50, METAL)
+    # raised head section
+    rbox(s, 6, 3, 20, 16, pad_lo)
+    R(s, 8, 5, 16, 12, pad)
+    hline(s, 8, 23, 5, pad_hi)
+    # body section
+    rbox(s, 6, 18, 20, 36, pad)
+    vline(s, 8, 20, 51, pad_hi)
+    hline(s, 7, 24, 52, pad_lo)
+    # paper roll strip
+    R(s, 11, 8, 10, 44, (244, 244, 236))
+    vline(s, 11, 8, 51, (226, 226, 218))
+    hline(s, 11, 20, 18, (214, 214, 206))
+    R(s, 10, 1, 12, 4, WHITE)  # the roll at the head
+    hline(s, 10, 21, 4, (210, 210, 204))
+    # step stool
+    R(s, 10, 56, 12, 5, METAL_HI)
+    hline(s, 10, 21, 60, METAL_LO)
+    finish(s)
+    t = slice_tiles(s)
+    return t[0][0], t[1][0]
+
+
+def hospital_bed():
+    s = surf(32, 64)
+    frame, frame_lo = (226, 230, 236), (170, 178, 190)
+    blanket, blanket_hi, blanket_lo = (130, 182, 226), (170, 210, 240), (96, 146, 196)
+    # headboard
+    rbox(s, 4, 1, 24, 7, frame)
+    hline(s, 6, 25, 3, frame_lo)
+    # mattress
+    R(s, 5, 7, 22, 50, INK)
+    R(s, 6, 8, 20, 48, (242, 242, 240))
+    # pillow
+    rbox(s, 8, 9, 16, 8, WHITE)
+    hline(s, 10, 21, 15, (220, 220, 226))
+    # blanket with the top folded back
+    R(s, 6, 20, 20, 36, blanket)
+    hline(s, 6, 25, 20, INK)
+    R(s, 6, 21, 20, 3, WHITE)
+    hline(s, 6, 25, 24, blanket_lo)
+    for y in range(28, 54, 6):
+        hline(s, 8, 23, y, blanket_hi)
+    vline(s, 6, 25, 55, blanket_lo)
+    vline(s, 25, 25, 55, blanket_lo)
+    # side rails
+    R(s, 3, 24, 2, 20, METAL_LO)
+    R(s, 27, 24, 2, 20, METAL_LO)
+    # footboard
+    rbox(s, 4, 54, 24, 6, frame)
+    hline(s, 6, 25, 56, frame_lo)
+    # wheels
+    R(s, 5, 60, 2, 2, INK)
+    R(s, 25, 60, 2, 2, INK)
+    finish(s)
+    t = slice_tiles(s)
+    return t[0][0], t[1][0]
+
+
+def leafy(s, cx, cy, r, salt, dark=GREEN_LO, mid=GREEN, light=GREEN_HI):
+    """A roundish clump of leaves."""
+    for y in range(cy - r - 1, cy + r + 2):
+        for x in range(cx - r - 1, cx + r + 2):
+            d = ((x - cx) ** 2 + (y - cy) ** 2) ** 0.5
+            edge = r + (nz(x, y, salt) - 0.5) * 2.2
+            if d <= edge:
+                c = mid
+                if (x - cx) + (y - cy) > r * 0.4:
+                    c = dark
+                elif (x - cx) + (y - cy) < -r * 0.6:
+                    c = light
+                if nz(x, y, salt + 1) < 0.12:
+                    c = light if c != light else mid
+                P(s, x, y, c)
+
+
+def plant_big():
+    s = surf()
+    # pot
+    R(s, 10, 21, 12, 8, POT)
+    R(s, 9, 20, 14, 3, POT_HI)
+    vline(s, 20, 23, 28, POT_LO)
+    hline(s, 11, 20, 28, POT_LO)
+    # leaves
+    leafy(s, 16, 11, 8, 30)
+    leafy(s, 10, 15, 4, 31)
+    leafy(s, 22, 15, 4, 32)
+    leafy(s, 16, 5, 4, 33)
+    return finish(s)
+
+
+def plant_small():
+    s = surf()
+    R(s, 11, 22, 10, 7, POT)
+    R(s, 10, 21, 12, 2, POT_HI)
+    hline(s, 12, 19, 28, POT_LO)
+    # spiky leaves
+    for (x0, y0, x1, y1) in ((16, 21, 9, 9), (16, 21, 23, 9), (16, 21, 16, 5),
+                             (16, 21, 11, 6), (16, 21, 21, 6), (16, 21, 7, 14), (16, 21, 25, 14)):
+        pygame.draw.line(s, GREEN, (x0, y0), (x1, y1), 2)
+        P(s, x1, y1, GREEN_HI)
+    # flowers
+    for (x, y) in ((12, 11), (20, 10), (16, 8)):
+        P(s, x, y, (240, 120, 160))
+        P(s, x + 1, y, (240, 120, 160))
+        P(s, x, y + 1, (240, 120, 160))
+        P(s, x + 1, y + 1, (250, 200, 90))
+    return finish(s)
+
+
+def bookshelf():
+    s = surf()
+    R(s, 2, 0, 28, 30, WOOD_LO)
+    R(s, 2, 0, 28, 3, WOOD_HI)
+    R(s, 4, 3, 24, 26, WOOD_DK)
+    spines = [RED, BLUE, GREEN, YELLOW, (150, 90, 170), (230, 130, 70), TEAL, WHITE, (120, 70, 50)]
+    for shelf, y0 in enumerate((4, 13, 22)):
+        x = 5
+        i = shelf * 3
+        while x < 27:
+            w = 2 + int(nz(x, shelf, 21) * 2.2)
+            w = min(w, 27 - x)
+            h = 6 + int(nz(x, shelf, 22) * 2.5) if shelf < 2 else 5
+            c = spines[i % len(spines)]
+            R(s, x, y0 + 8 - h, w, h, c)
+            vline(s, x, y0 + 8 - h, y0 + 7, sh(c, 1.15))
+            if w >= 3:
+                P(s, x + 1, y0 + 9 - h + 1, sh(c, 0.7))
+            x += w
+            i += 1
+            if shelf == 1 and x > 18 and x < 21:
+                # a leaning book
+                R(s, x, y0 + 3, 2, 5, (200, 80, 80))
+                x += 4
+        hline(s, 4, 27, y0 + 8, WOOD)
+    return finish(s)
+
+
+def filing_cabinet():
+    s = surf()
+    body, hi, lo = (158, 168, 180), (192, 200, 210), (120, 130, 144)
+    R(s, 5, 0, 22, 30, body)
+    R(s, 5, 0, 22, 3, hi)
+    for y0 in (4, 13, 22):
+        R(s, 7, y0, 18, 7, hi)
+        hline(s, 7, 24, y0 + 6, lo)
+        R(s, 13, y0 + 1, 6, 2, WHITE)      # label
+        R(s, 14, y0 + 4, 4, 1, STEEL_DK)   # handle
+    # some folders sticking out of the top drawer
+    R(s, 9, 1, 3, 2, YELLOW)
+    R(s, 13, 1, 2, 2, RED)
+    R(s, 17, 1, 3, 2, BLUE)
+    return finish(s)
+
+
+def binder_shelf():
+    s = surf()
+    R(s, 2, 0, 28, 30, METAL_LO)
+    R(s, 2, 0, 28, 3, METAL_HI)
+    R(s, 4, 3, 24, 26, STEEL_DK)
+    cols = [BLUE, BLUE_HI, RED, YELLOW, GREEN, BLUE, (150, 90, 170)]
+    for shelf, y0 in enumerate((4, 13, 22)):
+        for k, x in enumerate(range(5, 27, 4)):
+            c = cols[(k + shelf * 2) % len(cols)]
+            R(s, x, y0, 3, 8, c)
+            R(s, x + 1, y0 + 2, 1, 3, WHITE)
+            vline(s, x, y0, y0 + 7, sh(c, 1.15))
+        hline(s, 4, 27, y0 + 8, METAL)
+    return finish(s)
+
+
+def conference_table():
+    """2 x 3 tiles."""
+    s = surf(64, 96)
+    top, hi, lo = (150, 96, 62), (182, 126, 84), (112, 70, 44)
+    rbox(s, 4, 4, 56, 84, top, INK)
+    R(s, 6, 6, 52, 3, hi)
+    vline(s, 6, 6, 84, hi)
+    for x in range(6, 58):
+        for y in range(9, 86):
+            if nz(x // 5, y, 23) < 0.10:
+                P(s, x, y, sh(top, 0.92))
+    R(s, 5, 86, 54, 4, lo)
+    hline(s, 5, 58, 89, INK)
+    # items: papers, a laptop, glasses, a jug
+    for (x, y) in ((10, 16), (44, 40), (10, 62)):
+        R(s, x, y, 9, 11, WHITE)
+        hline(s, x + 1, x + 7, y + 3, (150, 150, 160))
+        hline(s, x + 1, x + 6, y + 5, (150, 150, 160))
+    box(s, 38, 12, 16, 11, (60, 64, 76))
+    R(s, 40, 14, 12, 7, (80, 140, 200))
+    box(s, 38, 23, 16, 5, (170, 176, 188))
+    for (x, y) in ((26, 30), (34, 58), (22, 74)):
+        box(s, x, y, 4, 5, (200, 230, 245))
+    box(s, 28, 44, 6, 9, (150, 200, 230))
+    R(s, 29, 45, 4, 2, WHITE)
+    finish(s)
+    t = slice_tiles(s)
+    return [t[r][c] for r in range(3) for c in range(2)]
+
+
+def coffee_table():
+    s = surf(64, 32)
+    top = (196, 150, 100)
+    rbox(s, 4, 8, 56, 14, top, INK)
+    hline(s, 5, 58, 9, sh(top, 1.12))
+    R(s, 5, 22, 54, 4, WOOD_LO)
+    hline(s, 5, 58, 25, INK)
+    # magazines and a tiny vase
+    R(s, 10, 11, 8, 9, (230, 90, 90))
+    R(s, 12, 12, 5, 3, WHITE)
+    R(s, 20, 12, 8, 8, (90, 150, 220))
+    R(s, 21, 13, 4, 2, YELLOW)
+    box(s, 42, 12, 5, 7, WHITE)
+    leafy(s, 44, 10, 2, 40)
+    P(s, 44, 8, (240, 120, 160))
+    finish(s)
+    return slice_tiles(s)[0]
+
+
+def lab_bench(item=None, end=None):
+    """Seamless worktop; end='l'/'r' closes the run on that side."""
+    s = surf()
+    top, top_hi = (226, 230, 234), (244, 246, 248)
+    cab, cab_hi, cab_lo = (110, 134, 160), (140, 164, 190), (84, 104, 128)
+    x0 = 3 if end == "l" else 0
+    x1 = 28 if end == "r" else 31
+    R(s, x0, 4, x1 - x0 + 1, 14, top)
+    hline(s, x0, x1, 4, top_hi)
+    hline(s, x0, x1, 17, PLASTIC_LO)
+    R(s, x0, 18, x1 - x0 + 1, 11, cab)
+    hline(s, x0, x1, 18, cab_lo)
+    hline(s, x0, x1, 19, cab_hi)
+    vline(s, 15, 20, 28, cab_lo)
+    vline(s, 16, 20, 28, cab_hi)
+    R(s, 11, 22, 3, 1, METAL_HI)
+    R(s, 18, 22, 3, 1, METAL_HI)
+    hline(s, x0, x1, 28, cab_lo)
+    if item == "sink":
+        R(s, 7, 6, 18, 10, METAL_LO)
+        R(s, 8, 7, 16, 8, (150, 160, 172))
+        R(s, 9, 8, 14, 6, (180, 196, 208))
+        P(s, 16, 11, STEEL_DK)
+        R(s, 15, 4, 2, 4, METAL_HI)
+        P(s, 16, 8, METAL_HI)
+    finish(s)
+    if item == "microscope":
+        m = surf()
+        R(s, 0, 0, 0, 0, INK)
+        R(m, 10, 13, 13, 4, (236, 238, 240))         # base
+        R(m, 18, 5, 3, 9, (236, 238, 240))           # arm
+        R(m, 11, 9, 9, 2, (60, 64, 72))              # stage
+        R(m, 13, 3, 4, 7, (60, 64, 72))              # tube
+        R(m, 12, 1, 3, 3, (40, 42, 50))              # eyepieces
+        R(m, 16, 1, 3, 3, (40, 42, 50))
+        P(m, 15, 11, (250, 250, 160))                # light
+        P(m, 20, 9, METAL_LO)
+        finish(m, dx=1, dy=1)
+        s = over(s, m)
+        # slide box
+        b = surf()
+        R(b, 24, 10, 5, 4, BLUE)
+        R(b, 25, 11, 3, 1, WHITE)
+        s = over(s, finish(b, shadow=False))
+    elif item == "tubes":
+        m = surf()
+        R(m, 4, 11, 14, 4, (70, 130, 200))           # rack
+        hline(m, 4, 17, 11, (110, 170, 230))
+        for i, c in enumerate((RED, YELLOW, (90, 170, 230), GREEN, (170, 100, 200))):
+            x = 5 + i * 3
+            R(m, x, 3, 2, 9, (226, 240, 248))
+            R(m, x, 7 + (i % 2), 2, 5 - (i % 2), c)
+            R(m, x, 2, 2, 2, sh(c, 0.8))             # caps
+        # erlenmeyer flask
+        for y in range(6, 15):
+            half = 1 if y < 9 else (y - 8) // 1 + 1
+            half = min(half, 5)
+            hline(m, 24 - half, 24 + half, y, (220, 240, 248) if y < 10 else (120, 210, 130))
+        R(m, 23, 4, 3, 2, (220, 240, 248))
+        finish(m, dx=1, dy=1)
+        s = over(s, m)
+    elif item == "centrifuge":
+        m = surf()
+        rbox(m, 8, 4, 16, 12, PLASTIC)
+        ellipse(m, 11, 6, 20, 11, (150, 160, 172))
+        ellipse(m, 13, 7, 18, 10, (200, 206, 214))
+        R(m, 10, 13, 4, 1, GLOW)
+        P(m, 21, 13, RED)
+        finish(m, dx=1, dy=1)
+        s = over(s, m)
+    return s
+
+
+def lab_fridge():
+    s = surf()
+    body, hi, lo = (236, 240, 244), (250, 252, 252), (196, 202, 210)
+    R(s, 5, 0, 22, 30, body)
+    R(s, 5, 0, 22, 3, hi)
+    R(s, 7, 4, 18, 24, (170, 210, 230))   # glass door
+    for y in (10, 17, 23):
+        hline(s, 8, 23, y, lo)
+    for i, x in enumerate(range(9, 23, 3)):
+        R(s, x, 6 + (i % 2), 2, 4 - (i % 2), (RED, YELLOW, GREEN, BLUE, (170, 100, 200))[i % 5])
+        R(s, x, 13, 2, 4, (RED, BLUE, YELLOW, GREEN, RED)[i % 5])
+        R(s, x, 19, 2, 4, (GREEN, RED, BLUE, YELLOW, BLUE)[i % 5])
+    vline(s, 24, 6, 16, STEEL_DK)
+    hline(s, 5, 26, 28, lo)
+    P(s, 8, 26, (90, 220, 120))
+    return finish(s)
+
+
+def ecg_machine():
+    s = surf()
+    cart, cart_hi, cart_lo = (224, 228, 232), (244, 246, 248), (176, 184, 194)
+    # wheels and post
+    R(s, 8, 27, 3, 3, INK)
+    R(s, 21, 27, 3, 3, INK)
+    R(s, 9, 25, 14, 2, METAL_LO)
+    R(s, 14, 17, 4, 9, METAL)
+    # body
+    rbox(s, 6, 13, 20, 6, cart)
+    hline(s, 7, 24, 14, cart_hi)
+    hline(s, 7, 24, 17, cart_lo)
+    R(s, 8, 15, 3, 1, (90, 200, 120))
+    R(s, 12, 15, 3, 1, (230, 190, 60))
+    # screen
+    box(s, 5, 1, 22, 13, (60, 66, 76))
+    R(s, 7, 3, 18, 9, (20, 36, 30))
+    trace = [8, 8, 8, 7, 8, 8, 9, 3, 11, 8, 8, 8, 7, 7, 8, 8, 8, 8]
+    for i, y in enumerate(trace):
+        P(s, 7 + i, y, GLOW)
+        if i > 0 and abs(trace[i - 1] - y) > 1:
+            a, b = sorted((trace[i - 1], y))
+            vline(s, 7 + i, a, b, GLOW)
+    # lead wires hanging from the cart
+    for i, c in enumerate((RED, YELLOW, GREEN, WHITE, (60, 60, 70))):
+        vline(s, 8 + i * 2, 19, 22 + (i % 3), c)
+    return finish(s)
+
+
+def xray_machine():
+    """Two tiles wide: the tube column with its arm (left), the table foot (right)."""
+    s = surf(64, 32)
+    # table (long, padded)
+    R(s, 4, 15, 56, 11, METAL)
+    hline(s, 4, 59, 15, METAL_HI)
+    R(s, 6, 17, 52, 6, (64, 70, 84))
+    hline(s, 6, 57, 17, (92, 98, 114))
+    R(s, 4, 25, 56, 3, METAL_LO)
+    R(s, 26, 28, 12, 2, STEEL_DK)      # pedestal
+    # column at the back
+    R(s, 6, 1, 7, 20, PLASTIC)
+    vline(s, 6, 1, 20, WHITE)
+    vline(s, 12, 1, 20, PLASTIC_LO)
+    finish(s)
+    m = surf(64, 32)
+    # arm and tube head over the table
+    R(m, 9, 3, 20, 4, PLASTIC_LO)
+    hline(m, 9, 28, 3, PLASTIC)
+    rbox(m, 22, 1, 18, 12, (236, 232, 214))
+    hline(m, 24, 37, 3, WHITE)
+    # collimator with the light field crosshair
+    R(m, 26, 12, 10, 4, (60, 64, 72))
+    R(m, 28, 13, 6, 2, (250, 240, 150))
+    # trefoil label
+    R(m, 33, 4, 5, 5, YELLOW)
+    P(m, 35, 6, INK)
+    P(m, 34, 5, INK)
+    P(m, 36, 5, INK)
+    P(m, 35, 7, INK)
+    finish(m)
+    s = over(s, m)
+    t = slice_tiles(s)[0]
+    return t[0], t[1]
+
+
+def ct_scanner():
+    """Gantry ring, 2x2 tiles, with the patient table sliding out of the bore."""
+    s = surf(64, 64)
+    white, white_lo, white_hi = (238, 240, 244), (198, 204, 214), (252, 252, 252)
+    cx, cy = 31.5, 28.5
+    # base plinth
+    R(s, 10, 48, 44, 12, white_lo)
+    hline(s, 10, 53, 48, white)
+    hline(s, 10, 53, 59, (150, 158, 170))
+    for y in range(64):
+        for x in range(64):
+            d = ((x - cx) ** 2 + ((y - cy) * 1.0) ** 2) ** 0.5
+            if d <= 27.5:
+                c = white
+                if y - cy > 14:
+                    c = white_lo
+                elif x - cx < -18 or y - cy < -20:
+                    c = white_hi
+                if 14.5 < d <= 17.0:
+                    c = (90, 150, 210)     # blue accent ring
+                if d <= 14.5:
+                    t = max(0.0, min(1.0, (y - (cy - 14)) / 28.0))
+                    c = mix((40, 44, 58), (84, 92, 112), t)
+                P(s, x, y, c)
+    # control panel with lights
+    R(s, 40, 44, 8, 3, (60, 64, 72))
+    P(s, 41, 45, GLOW)
+    P(s, 43, 45, (250, 200, 80))
+    # table coming out of the bore
+    R(s, 24, 30, 16, 34, INK)
+    R(s, 25, 31, 14, 33, (222, 226, 232))
+    R(s, 27, 34, 10, 30, (70, 130, 170))
+    hline(s, 27, 36, 34, (110, 170, 210))
+    finish(s)
+    t = slice_tiles(s)
+    return t[0][0], t[0][1], t[1][0], t[1][1]
+
+
+def ct_table():
+    s = surf(64, 32)
+    R(s, 24, 0, 16, 20, INK)
+    R(s, 25, 0, 14, 19, (222, 226, 232))
+    R(s, 27, 0, 10, 14, (70, 130, 170))
+    R(s, 26, 2, 12, 5, WHITE)             # pillow / head rest
+    hline(s, 26, 37, 6, (200, 204, 210))
+    R(s, 28, 20, 8, 8, (170, 178, 190))   # pedestal
+    hline(s, 28, 35, 27, (120, 128, 140))
+    finish(s)
+    t = slice_tiles(s)[0]
+    return t[0], t[1]
+
+
+def sink():
+    s = surf()
+    R(s, 6, 6, 20, 16, (246, 248, 250))
+    hline(s, 6, 25, 6, WHITE)
+    ellipse(s, 9, 9, 22, 19, (200, 214, 224))
+    ellipse(s, 11, 11, 20, 17, (176, 196, 210))
+    P(s, 15, 15, STEEL_DK)
+    P(s, 16, 15, STEEL_DK)
+    R(s, 15, 2, 2, 7, METAL_HI)          # tap
+    R(s, 12, 2, 8, 2, METAL)
+    P(s, 16, 9, METAL_LO)
+    R(s, 22, 1, 4, 6, (120, 200, 160))   # soap
+    R(s, 23, 0, 2, 1, WHITE)
+    R(s, 9, 22, 14, 4, (226, 228, 232))  # pedestal
+    return finish(s)
+
+
+def water_cooler():
+    s = surf()
+    # bottle
+    ellipse(s, 10, 0, 21, 12, (140, 200, 240))
+    R(s, 13, 1, 2, 8, (200, 232, 250))
+    hline(s, 11, 20, 7, (110, 176, 226))
+    R(s, 13, 11, 6, 2, (110, 176, 226))
+    # body
+    R(s, 9, 13, 14, 16, PLASTIC)
+    hline(s, 9, 22, 13, WHITE)
+    vline(s, 22, 13, 28, PLASTIC_LO)
+    R(s, 11, 17, 10, 6, (70, 76, 90))
+    R(s, 12, 18, 2, 2, RED)
+    R(s, 18, 18, 2, 2, (60, 140, 230))
+    hline(s, 11, 20, 22, METAL)
+    R(s, 23, 15, 3, 8, (236, 240, 244))   # cups
+    return finish(s)
+
+
+def vending_machine():
+    s = surf()
+    R(s, 4, 0, 24, 30, RED)
+    R(s, 4, 0, 24, 3, RED_HI)
+    R(s, 6, 4, 14, 20, (40, 60, 80))
+    for row, y in enumerate((6, 12, 18)):
+        for k, x in enumerate(range(7, 19, 3)):
+            c = (YELLOW, (90, 180, 240), GREEN, (240, 120, 160))[(k + row) % 4]
+            R(s, x, y, 2, 4, c)
+    R(s, 21, 5, 5, 3, (30, 30, 36))
+    for y in range(10, 20, 2):
+        R(s, 22, y, 3, 1, METAL_HI)
+    R(s, 6, 25, 14, 3, (30, 30, 36))
+    hline(s, 4, 27, 29, RED_LO)
+    return finish(s)
+
+
+def trash_bin():
+    s = surf()
+    R(s, 11, 14, 10, 13, (120, 170, 120))
+    R(s, 10, 12, 12, 3, (150, 200, 150))
+    vline(s, 19, 15, 26, (90, 140, 96))
+    for x in (13, 16):
+        vline(s, x, 16, 25, (100, 150, 104))
+    return finish(s)
+
+
+def biohazard_bin():
+    s = surf()
+    R(s, 10, 13, 12, 14, YELLOW)
+    R(s, 9, 11, 14, 3, (250, 220, 100))
+    R(s, 9, 11, 14, 1, RED)
+    disc(s, 16, 20, 2, INK)
+    P(s, 16, 20, YELLOW)
+    return finish(s)
+
+
+def iv_stand():
+    s = surf()
+    vline(s, 16, 6, 26, METAL_HI)
+    vline(s, 15, 6, 26, METAL_LO)
+    hline(s, 10, 22, 6, METAL_HI)
+    R(s, 11, 27, 11, 2, METAL_LO)
+    # bag
+    rbox(s, 17, 7, 6, 9, (220, 240, 250))
+    R(s, 18, 11, 4, 4, (180, 220, 240))
+    vline(s, 20, 16, 22, (200, 220, 235))
+    return finish(s)
+
+
+def wheelchair():
+    s = surf()
+    # big wheels (side view facing left)
+    for (cx, cy, r) in ((19, 21, 7),):
+        for y in range(cy - r, cy + r + 1):
+            for x in range(cx - r, cx + r + 1):
+                d = ((x - cx) ** 2 + (y - cy) ** 2) ** 0.5
+                if r - 1.4 <= d <= r + 0.4:
+                    P(s, x, y, (60, 64, 76))
+                elif d < 1.5:
+                    P(s, x, y, METAL)
+    pygame.draw.line(s, METAL, (19, 15), (19, 27))
+    pygame.draw.line(s, METAL, (13, 21), (25, 21))
+    disc(s, 9, 26, 2, (60, 64, 76))
+    # seat and back
+    R(s, 8, 15, 14, 4, BLUE)
+    R(s, 20, 5, 4, 12, BLUE)
+    hline(s, 20, 23, 5, BLUE_HI)
+    R(s, 7, 18, 3, 6, METAL)
+    R(s, 23, 4, 3, 2, (60, 64, 76))
+    return finish(s)
+
+
+def bedside_table():
+    s = surf()
+    R(s, 7, 10, 18, 18, (210, 214, 222))
+    R(s, 7, 10, 18, 4, (236, 238, 242))
+    hline(s, 8, 23, 19, (170, 176, 188))
+    R(s, 14, 16, 4, 1, METAL_LO)
+    R(s, 14, 22, 4, 1, METAL_LO)
+    # glass of water and a card
+    box(s, 10, 5, 4, 7, (200, 232, 250))
+    R(s, 17, 7, 5, 5, (255, 200, 210))
+    return finish(s)
+
+
+def medicine_cabinet():
+    s = surf()
+    R(s, 5, 0, 22, 30, WHITE)
+    R(s, 5, 0, 22, 3, (255, 255, 255))
+    R(s, 7, 4, 18, 14, (190, 222, 236))
+    vline(s, 16, 4, 17, WHITE)
+    for i, x in enumerate(range(8, 24, 3)):
+        R(s, x, 6, 2, 4, (RED, (250, 200, 80), BLUE, GREEN, WHITE, RED)[i % 6])
+        R(s, x, 12, 2, 4, (WHITE, BLUE, (250, 150, 80), RED, GREEN, YELLOW)[i % 6])
+    R(s, 7, 19, 18, 9, (228, 232, 238))
+    hline(s, 7, 24, 23, (190, 196, 206))
+    R(s, 14, 20, 4, 8, RED)
+    R(s, 12, 22, 8, 4, RED)
+    return finish(s)
+
+
+def stool():
+    s = surf()
+    ellipse(s, 10, 12, 21, 18, (70, 76, 90))
+    ellipse(s, 11, 12, 20, 16, (100, 108, 124))
+    vline(s, 15, 19, 25, METAL)
+    hline(s, 11, 20, 26, METAL_LO)
+    return finish(s)
+
+
+def coat_rack():
+    s = surf()
+    vline(s, 15, 3, 27, WOOD_LO)
+    vline(s, 16, 3, 27, WOOD)
+    hline(s, 11, 20, 27, WOOD_DK)
+    R(s, 9, 6, 6, 14, WHITE)        # a white coat
+    vline(s, 14, 6, 19, (210, 212, 220))
+    R(s, 18, 5, 5, 7, (60, 90, 150))  # a bag
+    return finish(s)
+
+
+def control_desk():
+    """Imaging control console with two monitors (2 tiles)."""
+    s = surf(64, 32)
+    R(s, 3, 12, 58, 10, (200, 204, 212))
+    hline(s, 3, 60, 12, (226, 230, 236))
+    R(s, 3, 22, 58, 6, (150, 156, 168))
+    finish(s)
+    m = surf(64, 32)
+    for x0 in (8, 34):
+        box(m, x0, 0, 22, 13, (50, 52, 62))
+        R(m, x0 + 2, 2, 18, 9, (24, 30, 40))
+        # a greyscale scan on screen
+        ellipse(m, x0 + 5, 3, x0 + 15, 10, (150, 154, 160))
+        ellipse(m, x0 + 7, 5, x0 + 13, 8, (90, 94, 100))
+    R(m, 14, 16, 14, 3, (236, 238, 242))
+    R(m, 40, 16, 10, 3, (236, 238, 242))
+    R(m, 53, 15, 4, 4, (60, 64, 72))
+    P(m, 54, 16, RED)
+    finish(m, dx=1, dy=1)
+    s = over(s, m)
+    t = slice_tiles(s)[0]
+    return t[0], t[1]
+
+
+def lead_screen():
+    s = surf()
+    R(s, 6, 2, 20, 22, (110, 130, 150))
+    R(s, 8, 4, 16, 10, (170, 200, 210))
+    hline(s, 9, 14, 6, GLASS_HI)
+    R(s, 8, 24, 2, 4, METAL_LO)
+    R(s, 22, 24, 2, 4, METAL_LO)
+    hline(s, 6, 25, 28, STEEL_DK)
+    return finish(s)
+
+
+# outdoor -------------------------------------------------------------------------------
+def hedge():
+    s = surf()
+    for y in range(T):
+        for x in range(T):
+            n = nz(x, y, 50)
+            c = GREEN if y < 22 else GREEN_LO
+            if n < 0.18:
+                c = GREEN_LO if y < 22 else GREEN_DK
+            elif n < 0.30 and y < 22:
+                c = GREEN_HI
+            P(s, x, y, c)
+    # leafy bumps along the top and a dark base
+    for x in range(0, T, 8):
+        leafy(s, x + 4, 5, 4, 51 + x)
+    hline(s, 0, 31, 22, GREEN_DK)
+    R(s, 0, 29, T, 3, GREEN_DK)
+    return s
+
+
+def bush():
+    s = surf()
+    leafy(s, 16, 17, 10, 60)
+    leafy(s, 11, 13, 5, 61)
+    leafy(s, 21, 12, 5, 62)
+    for (x, y) in ((10, 18), (20, 20), (15, 10)):
+        P(s, x, y, (240, 120, 160))
+    return finish(s, dx=2, dy=2)
+
+
+def tree():
+    s = surf(64, 64)
+    # trunk
+    R(s, 28, 40, 8, 18, (120, 82, 52))
+    vline(s, 29, 40, 57, (150, 104, 66))
+    R(s, 25, 56, 14, 3, (100, 66, 42))
+    leafy(s, 32, 26, 21, 70)
+    leafy(s, 20, 32, 10, 71)
+    leafy(s, 44, 32, 10, 72)
+    leafy(s, 32, 14, 12, 73)
+    finish(s, dx=3, dy=3)
+    t = slice_tiles(s)
+    return t[0][0], t[0][1], t[1][0], t[1][1]
+
+
+def bench():
+    s = surf(64, 32)
+    R(s, 4, 8, 56, 4, WOOD)       # backrest slats
+    R(s, 4, 13, 56, 3, WOOD_HI)
+    R(s, 4, 17, 56, 7, WOOD)
+    hline(s, 4, 59, 17, WOOD_HI)
+    hline(s, 4, 59, 20, WOOD_LO)
+    for x in (7, 54):
+        R(s, x, 6, 3, 22, (60, 64, 76))
+    finish(s)
+    t = slice_tiles(s)[0]
+    return t[0], t[1]
+
+
+def lamp_post():
+    s = surf()
+    R(s, 15, 8, 3, 20, (60, 64, 76))
+    vline(s, 15, 8, 27, (90, 96, 110))
+    R(s, 12, 27, 9, 2, (60, 64, 76))
+    rbox(s, 11, 0, 11, 9, (250, 236, 160), (60, 64, 76))
+    R(s, 13, 2, 7, 5, (255, 248, 200))
+    return finish(s)
+
+
+def flower_bed():
+    s = surf()
+    R(s, 2, 6, 28, 22, (120, 84, 60))
+    for y in range(8, 26):
+        for x in range(4, 28):
+            if nz(x, y, 80) < 0.25:
+                P(s, x, y, (100, 68, 48))
+    for i in range(10):
+        x = 5 + (i * 7) % 22
+        y = 9 + (i * 5) % 15
+        c = (RED, YELLOW, (240, 120, 180), WHITE, (150, 110, 220))[i % 5]
+        leafy(s, x, y + 1, 2, 81 + i)
+        P(s, x, y, c)
+        P(s, x + 1, y, c)
+        P(s, x, y - 1, c)
+    R(s, 2, 26, 28, 3, STONE)
+    hline(s, 2, 29, 26, STONE_HI)
+    return finish(s)
+
+
+def toy_blocks():
+    s = surf()
+    for (x, y, c, ch) in ((6, 16, RED, "A"), (16, 17, BLUE, "B"), (11, 7, YELLOW, "C")):
+        box(s, x, y, 9, 9, c)
+        hline(s, x + 1, x + 7, y + 1, sh(c, 1.2))
+        draw_text(s, x + 3, y + 2, ch, WHITE)
+    return finish(s)
+
+
+# --------------------------------------------------------------------------------------
+# build the tileset (order = tile ids; keep stable, the README table is generated)
+# --------------------------------------------------------------------------------------
+def build_tiles():
+    add = TS.add
+    # floors ---------------------------------------------------------------------------
+    add("floor_corridor", "floor", False, floor_corridor())
+    add("floor_clinic", "floor", False, floor_clinic())
+    add("floor_lab", "floor", False, floor_lab())
+    add("floor_wood", "floor", False, floor_wood())
+    add("floor_lobby", "floor", False, floor_lobby())
+    add("grass", "floor", False, floor_grass())
+    add("grass_flowers", "floor", False, floor_grass_flowers())
+    add("path", "floor", False, floor_path())
+    add("mat_l", "floor", False, floor_mat("l"))
+    add("mat_r", "floor", False, floor_mat("r"))
+    for p in ("tl", "t", "tr", "l", "c", "r", "bl", "b", "br"):
+        add("rug_" + p, "floor", False, rug(p))
+    # doors ----------------------------------------------------------------------------
+    add("door_h", "door", False, door_h())
+    add("door_h_l", "door", False, door_h(True, False))
+    add("door_h_r", "door", False, door_h(False, True))
+    add("door_v", "door", False, door_v())
+    add("door_front_l", "door", False, door_front("l"))
+    add("door_front_r", "door", False, door_front("r"))
+    # walls: caps (N/W/E rim flags) and faces ---------------------------------------------
+    for bits in range(8):
+        n, w, e = bool(bits & 1), bool(bits & 2), bool(bits & 4)
+        add("wall_cap_" + flags(n, w, e), "wall", True, wall_cap(n, w, e))
+    for bits in range(8):
+        n, w, e = bool(bits & 1), bool(bits & 2), bool(bits & 4)
+        add("wall_face_" + flags(n, w, e), "wall", True, wall_face(n, w, e, "int"))
+    for bits in range(8):
+        n, w, e = bool(bits & 1), bool(bits & 2), bool(bits & 4)
+        add("wall_ext_" + flags(n, w, e), "wall", True, wall_face(n, w, e, "ext"))
+    add("wall_face_window", "wall", True, wall_face(True, False, False, "int", window=True))
+    add("wall_ext_window", "wall", True, wall_face(True, False, False, "ext", window=True))
+    # wall signs (overlays) --------------------------------------------------------------
+    add("sign_redcross", "sign", True, sign_redcross())
+    add("sign_hospital_l", "sign", True, sign_hospital("l"))
+    add("sign_hospital_r", "sign", True, sign_hospital("r"))
+    for key, txt in PLAQUES:
+        add("plaque_" + key, "sign", True, plaque(txt))
+    wb = whiteboard()
+    add("whiteboard_l", "sign", True, wb[0])
+    add("whiteboard_r", "sign", True, wb[1])
+    add("tv", "sign", True, tv_screen())
+    add("xray_viewer", "sign", True, xray_viewer())
+    add("eye_chart", "sign", True, eye_chart())
+    add("clock", "sign", True, wall_clock())
+    add("sign_radiation", "sign", True, sign_radiation())
+    add("notice_board", "sign", True, notice_board())
+    add("sanitizer", "sign", True, sanitizer())
+    # seats (walkable: a character sits on them) -----------------------------------------
+    for f in ("down", "up", "left", "right"):
+        add("chair_" + f, "seat", False, waiting_chair(f))
+    for f in ("down", "up", "left", "right"):
+        add("office_chair_" + f, "seat", False, office_chair(f))
+    # furniture -----------------------------------------------------------------------
+    rd = reception_desk()
+    add("reception_l", "furniture", True, rd[0])
+    add("reception_m", "furniture", True, rd[1])
+    add("reception_r", "furniture", True, rd[2])
+    add("reception_pc", "furniture", True, over(rd[1], monitor_item()))
+    info = surf()
+    box(info, 7, 19, 18, 8, WHITE, (40, 80, 120))
+    draw_text(info, 9, 20, "INFO", (40, 80, 120))
+    add("reception_info", "furniture", True, over(rd[1], info))
+    dk = desk_pieces()
+    add("desk_l", "furniture", True, dk[0])
+    add("desk_r", "furniture", True, over(dk[1], papers_item()))
+    add("desk_pc_l", "furniture", True, over(dk[0], monitor_item()))
+    add("desk_pc_r", "furniture", True, over(dk[1], monitor_item()))
+    eb = exam_bed()
+    add("exam_bed_top", "furniture", True, eb[0])
+    add("exam_bed_bottom", "furniture", True, eb[1])
+    hb = hospital_bed()
+    add("bed_top", "furniture", True, hb[0])
+    add("bed_bottom", "furniture", True, hb[1])
+    add("plant_big", "furniture", True, plant_big())
+    add("plant_small", "furniture", True, plant_small())
+    add("bookshelf", "furniture", True, bookshelf())
+    add("filing_cabinet", "furniture", True, filing_cabinet())
+    add("binder_shelf", "furniture", True, binder_shelf())
+    ct = conference_table()
+    for name, t in zip(("table_tl", "table_tr", "table_ml", "table_mr", "table_bl", "table_br"), ct):
+        add(name, "furniture", True, t)
+    cf = coffee_table()
+    add("coffee_table_l", "furniture", True, cf[0])
+    add("coffee_table_r", "furniture", True, cf[1])
+    add("bedside_table", "furniture", True, bedside_table())
+    add("medicine_cabinet", "furniture", True, medicine_cabinet())
+    add("water_cooler", "furniture", True, water_cooler())
+    add("vending_machine", "furniture", True, vending_machine())
+    add("trash_bin", "furniture", True, trash_bin())
+    add("coat_rack", "furniture", True, coat_rack())
+    add("stool", "furniture", True, stool())
+    add("toy_blocks", "furniture", True, toy_blocks())
+    add("sink", "furniture", True, sink())
+    # equipment -----------------------------------------------------------------------
+    add("lab_bench", "equipment", True, lab_bench())
+    add("lab_bench_end_l", "equipment", True, lab_bench(end="l"))
+    add("lab_bench_end_r", "equipment", True, lab_bench(end="r"))
+    add("lab_bench_microscope", "equipment", True, lab_bench("microscope"))
+    add("lab_bench_tubes", "equipment", True, lab_bench("tubes"))
+    add("lab_bench_sink", "equipment", True, lab_bench("sink"))
+    add("lab_bench_centrifuge", "equipment", True, lab_bench("centrifuge"))
+    add("lab_fridge", "equipment", True, lab_fridge())
+    add("biohazard_bin", "equipment", True, biohazard_bin())
+    add("ecg_machine", "equipment", True, ecg_machine())
+    add("iv_stand", "equipment", True, iv_stand())
+    add("wheelchair", "equipment", True, wheelchair())
+    xr = xray_machine()
+    add("xray_l", "equipment", True, xr[0])
+    add("xray_r", "equipment", True, xr[1])
+    add("lead_screen", "equipment", True, lead_screen())
+    sc = ct_scanner()
+    add("scanner_tl", "equipment", True, sc[0])
+    add("scanner_tr", "equipment", True, sc[1])
+    add("scanner_bl", "equipment", True, sc[2])
+    add("scanner_br", "equipment", True, sc[3])
+    tb = ct_table()
+    add("scanner_table_l", "equipment", True, tb[0])
+    add("scanner_table_r", "equipment", True, tb[1])
+    cd = control_desk()
+    add("console_l", "equipment", True, cd[0])
+    add("console_r", "equipment", True, cd[1])
+    # outdoors ------------------------------------------------------------------------
+    add("hedge", "plant", True, hedge())
+    add("bush", "plant", True, bush())
+    tr = tree()
+    add("tree_tl", "plant", True, tr[0])
+    add("tree_tr", "plant", True, tr[1])
+    add("tree_bl", "plant", True, tr[2])
+    add("tree_br", "plant", True, tr[3])
+    bn = bench()
+    add("bench_l", "furniture", True, bn[0])
+    add("bench_r", "furniture", True, bn[1])
+    add("lamp_post", "furniture", True, lamp_post())
+    add("flower_bed", "plant", True, flower_bed())
+
+
+def flags(n, w, e):
+    return ("n" if n else "") + ("w" if w else "") + ("e" if e else "") or "0"
+
+
+PLAQUES = [
+    ("consult_1", "ROOM 1"), ("consult_2", "ROOM 2"), ("consult_3", "ROOM 3"),
+    ("ecg", "ECG"), ("lab", "LAB"), ("ward", "WARD"),
+    ("xray", "X-RAY"), ("ct_mri", "CT/MRI"), ("reception", "INFO"),
+    ("waiting", "WAITING"), ("conference", "MEETING"), ("records", "RECORDS"),
+]
+
+
+# --------------------------------------------------------------------------------------
+# the map
+# --------------------------------------------------------------------------------------
+MW, MH = 60, 40
+OUTDOOR = {"grass", "grass_flowers", "path"}
+
+# rooms: name -> (address, x, y, w, h) in tiles; the rectangle is the room's floor area
+ROOMS = [
+    ("entrance", "hospital:entrance", 11, 32, 38, 8),
+    ("reception", "hospital:reception", 17, 16, 12, 15),
+    ("waiting", "hospital:waiting", 30, 16, 13, 15),
+    ("consult_1", "hospital:consult:1", 2, 2, 7, 9),
+    ("consult_2", "hospital:consult:2", 10, 2, 7, 9),
+    ("consult_3", "hospital:consult:3", 18, 2, 7, 9),
+    ("ecg", "hospital:ecg", 26, 2, 7, 9),
+    ("lab", "hospital:lab", 34, 2, 12, 9),
+    ("ward", "hospital:ward", 47, 2, 11, 9),
+    ("imaging_xray", "hospital:imaging:xray", 2, 16, 11, 7),
+    ("imaging_ct_mri", "hospital:imaging:ct_mri", 2, 24, 11, 7),
+    ("conference", "hospital:conference", 47, 16, 11, 7),
+    ("records", "hospital:records", 47, 24, 11, 7),
+    ("corridor_main", "hospital:corridor:main", 2, 12, 56, 3),
+    ("corridor_west", "hospital:corridor:west", 14, 15, 2, 16),
+    ("corridor_east", "hospital:corridor:east", 44, 15, 2, 16),
+]
+
+ROOM_FLOOR = {
+    "reception": "floor_lobby", "waiting": "floor_lobby",
+    "consult_1": "floor_clinic", "consult_2": "floor_clinic", "consult_3": "floor_clinic",
+    "ecg": "floor_clinic", "ward": "floor_clinic",
+    "lab": "floor_lab", "imaging_xray": "floor_lab", "imaging_ct_mri": "floor_lab",
+    "conference": "floor_wood", "records": "floor_wood",
+    "corridor_main": "floor_corridor", "corridor_west": "floor_corridor",
+    "corridor_east": "floor_corridor",
+}
+
+
+class Map:
+    def __init__(self):
+        self.floor = [[None] * MW for _ in range(MH)]
+        self.wall = [[False] * MW for _ in range(MH)]
+        self.walls = [[None] * MW for _ in range(MH)]
+        self.furn = [[None] * MW for _ in range(MH)]
+        self.windows = set()
+        self.points = []   # (name, type, x, y, props)
+
+    # editing -------------------------------------------------------------------------
+    def fl(self, x, y, name):
+        self.floor[y][x] = name
+
+    def put(self, x, y, name):
+        assert self.furn[y][x] is None, (x, y, name, self.furn[y][x])
+        self.furn[y][x] = name
+
+    def block(self, x, y, names):
+        for dy, row in enumerate(names):
+            for dx, n in enumerate(row):
+                if n:
+                    self.put(x + dx, y + dy, n)
+
+    def rug(self, x, y, w, h):
+        for j in range(h):
+            for i in range(w):
+                v = "t" if j == 0 else ("b" if j == h - 1 else "")
+                hp = "l" if i == 0 else ("r" if i == w - 1 else "")
+                self.fl(x + i, y + j, "rug_" + ((v + hp) or "c"))
+
+    def wall_rect(self, x0, y0, x1, y1):
+        for x in range(x0, x1 + 1):
+            self.wall[y0][x] = self.wall[y1][x] = True
+        for y in range(y0, y1 + 1):
+            self.wall[y][x0] = self.wall[y][x1] = True
+
+    def hwall(self, x0, x1, y):
+        for x in range(x0, x1 + 1):
+            self.wall[y][x] = True
+
+    def vwall(self, x, y0, y1):
+        for y in range(y0, y1 + 1):
+            self.wall[y][x] = True
+
+    def door(self, x, y, name):
+        self.wall[y][x] = False
+        self.floor[y][x] = name
+
+    def point(self, name, typ, x, y, **props):
+        self.points.append((name, typ, x, y, props))
+
+    # wall autotiling -----------------------------------------------------------------
+    def is_wall(self, x, y):
+        return 0 <= x < MW and 0 <= y < MH and self.wall[y][x]
+
+    def is_face(self, x, y):
+        return self.is_wall(x, y) and y + 1 < MH and not self.is_wall(x, y + 1)
+
+    def resolve_walls(self):
+        for y in range(MH):
+            for x in range(MW):
+                if not self.wall[y][x]:
+                    continue
+                n = not self.is_wall(x, y - 1)
+                if self.is_face(x, y):
+                    w = not self.is_face(x - 1, y)
+                    e = not self.is_face(x + 1, y)
+                    style = "ext" if self.floor[y + 1][x] in OUTDOOR else "face"
+                    if (x, y) in self.windows and n and not w and not e:
+                        name = "wall_%s_window" % style
+                    else:
+                        name = "wall_%s_%s" % (style, flags(n, w, e))
+                else:
+                    w = not self.is_wall(x - 1, y)
+                    e = not self.is_wall(x + 1, y)
+                    name = "wall_cap_" + flags(n, w, e)
+                self.walls[y][x] = name
+
+
+def build_map():
+    m = Map()
+    # outdoors: grass with a few flowers
+    for y in range(MH):
+        for x in range(MW):
+            m.fl(x, y, "grass_flowers" if nz(x, y, 90) < 0.10 else "grass")
+    # room floors
+    for name, _, x, y, w, h in ROOMS:
+        if name == "entrance":
+            continue
+        for j in range(h):
+            for i in range(w):
+                m.fl(x + i, y + j, ROOM_FLOOR[name])
+    # building shell and interior walls
+    m.wall_rect(1, 1, 58, 31)
+    m.hwall(1, 58, 11)
+    for x in (9, 17, 25, 33, 46):
+        m.vwall(x, 1, 11)
+    m.hwall(1, 13, 15)
+    m.hwall(16, 43, 15)
+    m.hwall(46, 58, 15)
+    m.vwall(13, 15, 31)
+    m.vwall(16, 15, 31)
+    m.vwall(29, 15, 31)
+    m.vwall(43, 15, 31)
+    m.vwall(46, 15, 31)
+    m.hwall(1, 13, 23)
+    m.hwall(46, 58, 23)
+    # corridor mouths (open, plain corridor floor)
+    for x in (14, 15, 44, 45):
+        m.door(x, 15, "floor_corridor")
+    # doors onto the corridors
+    for x0 in (2, 10, 18, 26):
+        m.door(x0 + 3, 11, "door_h")       # consult 1-3, ecg
+    m.door(39, 11, "door_h")               # lab
+    m.door(52, 11, "door_h")               # ward
+    m.door(13, 19, "door_v")               # x-ray
+    m.door(13, 27, "door_v")               # ct/mri
+    m.door(46, 19, "door_v")               # conference
+    m.door(46, 27, "door_v")               # records
+    m.door(22, 15, "door_h_l")             # reception (double door)
+    m.door(23, 15, "door_h_r")
+    m.door(36, 15, "door_h")               # waiting
+    m.door(29, 22, "floor_lobby")          # reception <-> waiting archway
+    m.door(29, 23, "floor_lobby")
+    m.door(22, 31, "door_front_l")         # the front door
+    m.door(23, 31, "door_front_r")
+
+    # ---- consult rooms -----------------------------------------------------------------
+    for k, x0 in ((1, 2), (2, 10), (3, 18)):
+        m.windows.update({(x0 + 1, 1), (x0 + 3, 1)})
+        m.put(x0 + 5, 1, "eye_chart")
+        m.put(x0, 2, "bookshelf")
+        m.put(x0 + 5, 2, "medicine_cabinet")
+        m.put(x0 + 6, 2, "sink")
+        m.put(x0 + 2, 4, "office_chair_down")
+        m.block(x0 + 2, 5, [["desk_pc_l", "desk_r"]])
+        m.put(x0 + 2, 6, "chair_up")
+        m.block(x0 + 6, 4, [["exam_bed_top"], ["exam_bed_bottom"]])
+        m.put(x0 + 5, 5, "stool")
+        m.put(x0, 10, "plant_big")
+        m.put(x0 + 6, 10, "trash_bin")
+        m.put(x0, 6, "coat_rack")
+        m.put(x0 + 4, 11, "plaque_consult_%d" % k)
+        m.point("consult_%d_doctor" % k, "seat", x0 + 2, 4, room="consult_%d" % k, facing="down")
+        m.point("consult_%d_patient" % k, "seat", x0 + 2, 6, room="consult_%d" % k, facing="up")
+    m.put(9, 11, "sign_redcross")
+    m.put(12, 11, "sanitizer")
+    m.put(20, 11, "sanitizer")
+
+    # ---- ECG ---------------------------------------------------------------------------
+    m.windows.update({(27, 1), (31, 1)})
+    m.put(29, 1, "notice_board")
+    m.put(27, 2, "ecg_machine")
+    m.block(28, 2, [["bed_top"], ["bed_bottom"]])
+    m.put(29, 2, "bedside_table")
+    m.put(31, 2, "medicine_cabinet")
+    m.put(32, 2, "sink")
+    m.put(30, 6, "office_chair_left")
+    m.put(26, 10, "plant_big")
+    m.put(32, 10, "biohazard_bin")
+    m.put(30, 11, "plaque_ecg")
+    m.point("ecg_machine", "equipment", 27, 2, room="ecg", station="ecg_station")
+    m.point("ecg_station", "station", 27, 3, room="ecg", facing="up", equipment="ecg_machine")
+
+    # ---- lab ---------------------------------------------------------------------------
+    m.windows.update({(37, 1), (42, 1)})
+    m.put(39, 1, "sanitizer")
+    m.put(40, 1, "notice_board")
+    m.block(34, 2, [["lab_bench", "lab_bench_microscope", "lab_bench_tubes", "lab_bench",
+                     "lab_bench_sink", "lab_bench_centrifuge", "lab_bench_tubes", "lab_bench",
+                     "lab_bench_microscope", "lab_bench", "lab_fridge", "lab_fridge"]])
+    m.block(37, 6, [["lab_bench_end_l", "lab_bench_tubes", "lab_bench", "lab_bench_centrifuge",
+                     "lab_bench_end_r"]])
+    m.put(38, 7, "stool")
+    m.put(34, 10, "biohazard_bin")
+    m.put(45, 10, "plant_big")
+    m.put(45, 7, "coat_rack")
+    m.put(40, 11, "plaque_lab")
+    m.point("lab_bench", "equipment", 35, 2, room="lab", station="lab_station")
+    m.point("lab_station", "station", 35, 3, room="lab", facing="up", equipment="lab_bench")
+    m.point("technician_spawn", "spawn", 41, 8, room="lab", facing="down", role="technician")
+
+    # ---- ward --------------------------------------------------------------------------
+    for bx in (48, 52, 56):
+        m.windows.add((bx, 1))
+        m.block(bx, 2, [["bed_top"], ["bed_bottom"]])
+        m.put(bx + 1, 2, "bedside_table")
+        m.put(bx - 1, 3, "iv_stand")
+    m.put(47, 10, "plant_big")
+    m.put(57, 10, "plant_small")
+    m.put(49, 9, "wheelchair")
+    m.put(53, 11, "plaque_ward")
+
+    # ---- corridor ----------------------------------------------------------------------
+    m.put(2, 12, "plant_big")
+    m.put(57, 12, "plant_big")
+    m.put(47, 12, "water_cooler")
+    m.put(33, 11, "clock")
+    m.put(14, 30, "plant_big")
+    m.put(45, 30, "plant_big")
+    m.put(15, 30, "wheelchair")
+
+    # ---- x-ray ---------------------------------------------------------------------------
+    m.put(3, 15, "xray_viewer")
+    m.put(4, 15, "xray_viewer")
+    m.put(12, 15, "sign_radiation")
+    m.block(5, 19, [["xray_l", "xray_r"]])
+    m.block(9, 16, [["console_l", "console_r"]])
+    m.put(9, 17, "office_chair_up")
+    m.put(8, 17, "lead_screen")
+    m.put(2, 16, "coat_rack")
+    m.put(2, 22, "plant_big")
+    m.put(12, 22, "trash_bin")
+    m.put(13, 18, "plaque_xray")
+    m.point("xray_machine", "equipment", 5, 19, room="imaging_xray", station="xray_station")
+    m.point("xray_station", "station", 5, 20, room="imaging_xray", facing="up",
+            equipment="xray_machine")
+
+    # ---- CT / MRI ----------------------------------------------------------------------
+    m.put(3, 23, "sign_radiation")
+    m.block(5, 24, [["scanner_tl", "scanner_tr"], ["scanner_bl", "scanner_br"],
+                    ["scanner_table_l", "scanner_table_r"]])
+    m.block(9, 24, [["console_l", "console_r"]])
+    m.put(9, 25, "office_chair_up")
+    m.put(2, 30, "plant_big")
+    m.put(12, 30, "plant_small")
+    m.put(13, 26, "plaque_ct_mri")
+    m.point("ct_scanner", "equipment", 6, 25, room="imaging_ct_mri", station="ct_station")
+    m.point("ct_station", "station", 7, 25, room="imaging_ct_mri", facing="left",
+            equipment="ct_scanner")
+
+    # ---- reception ---------------------------------------------------------------------
+    m.fl(22, 30, "mat_l")
+    m.fl(23, 30, "mat_r")
+    m.block(20, 24, [["reception_l", "reception_pc", "reception_m", "reception_info",
+                      "reception_m", "reception_r"]])
+    m.put(22, 23, "office_chair_down")
+    m.put(20, 15, "sign_redcross")
+    m.put(26, 15, "notice_board")
+    m.put(24, 15, "plaque_reception")
+    m.put(17, 16, "plant_big")
+    m.put(28, 16, "water_cooler")
+    m.put(17, 30, "plant_big")
+    m.put(28, 30, "plant_big")
+    m.put(17, 26, "wheelchair")
+    m.point("reception_desk", "station", 23, 25, room="reception", facing="up")
+
+    # ---- waiting -----------------------------------------------------------------------
+    m.rug(33, 20, 4, 3)
+    m.block(34, 21, [["coffee_table_l", "coffee_table_r"]])
+    waits = [(34, 20, "down"), (35, 20, "down"), (33, 21, "right"), (36, 21, "left"),
+             (34, 22, "up"), (35, 22, "up"), (42, 18, "left"), (42, 19, "left")]
+    for i, (x, y, f) in enumerate(waits, 1):
+        m.put(x, y, "chair_" + f)
+        m.point("waiting_%d" % i, "seat", x, y, room="waiting", facing=f)
+    m.put(34, 15, "tv")
+    m.put(37, 15, "plaque_waiting")
+    m.put(40, 15, "clock")
+    m.put(39, 16, "trash_bin")
+    m.put(40, 16, "vending_machine")
+    m.put(41, 16, "water_cooler")
+    m.put(30, 16, "plant_big")
+    m.put(30, 30, "plant_big")
+    m.put(42, 30, "plant_small")
+    m.rug(38, 26, 4, 3)
+    m.put(40, 27, "toy_blocks")
+
+    # ---- conference --------------------------------------------------------------------
+    m.put(51, 15, "whiteboard_l")
+    m.put(52, 15, "whiteboard_r")
+    m.put(55, 15, "clock")
+    m.block(51, 18, [["table_tl", "table_tr"], ["table_ml", "table_mr"], ["table_bl", "table_br"]])
+    seats = [(50, 18, "right"), (50, 20, "right"), (53, 18, "left"), (53, 20, "left")]
+    for i, (x, y, f) in enumerate(seats, 1):
+        m.put(x, y, "office_chair_" + f)
+        m.point("conference_%d" % i, "station", x, y, room="conference", facing=f)
+    m.put(56, 16, "bookshelf")
+    m.put(57, 16, "plant_big")
+    m.put(47, 16, "plant_small")
+    m.put(57, 22, "plant_big")
+    m.put(46, 18, "plaque_conference")
+    m.point("doctor_spawn_1", "spawn", 48, 17, room="conference", facing="down", role="doctor")
+    m.point("doctor_spawn_2", "spawn", 48, 21, room="conference", facing="up", role="doctor")
+    m.point("doctor_spawn_3", "spawn", 55, 21, room="conference", facing="up", role="doctor")
+
+    # ---- records -----------------------------------------------------------------------
+    m.block(48, 24, [["filing_cabinet", "filing_cabinet", "filing_cabinet", "binder_shelf",
+                      "binder_shelf", "bookshelf", "filing_cabinet", "filing_cabinet",
+                      "binder_shelf"]])
+    m.block(50, 27, [["binder_shelf", "bookshelf", "binder_shelf", "binder_shelf", "bookshelf"]])
+    m.block(55, 30, [["desk_pc_l", "desk_r"]])
+    m.put(55, 29, "office_chair_down")
+    m.put(57, 24, "plant_small")
+    m.put(47, 30, "plant_big")
+    m.put(46, 26, "plaque_records")
+    m.point("records_station", "station", 50, 25, room="records", facing="up")
+
+    # ---- outdoors: the entrance forecourt --------------------------------------------------
+    for y in range(32, MH):
+        m.put(10, y, "hedge")
+        m.put(49, y, "hedge")
+    for x in range(11, 49):
+        if x not in (22, 23):
+            m.put(x, MH - 1, "hedge")
+    for x in range(11, 49):
+        m.fl(x, 32, "path")
+    for y in range(32, MH):
+        m.fl(22, y, "path")
+        m.fl(23, y, "path")
+    m.put(20, 31, "sign_redcross")
+    m.put(25, 31, "sign_hospital_l")
+    m.put(26, 31, "sign_hospital_r")
+    m.windows.update({(x, 31) for x in (3, 6, 9, 18, 27, 32, 35, 38, 41, 50, 53, 56)})
+    m.put(21, 33, "lamp_post")
+    m.put(24, 33, "lamp_post")
+    m.block(16, 34, [["bench_l", "bench_r"]])
+    m.block(28, 34, [["bench_l", "bench_r"]])
+    for x in (12, 13, 14, 31, 32, 33, 45, 46, 47):
+        m.put(x, 33, "flower_bed")
+    for (tx, ty) in ((12, 35), (34, 36), (43, 35)):
+        m.block(tx, ty, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
+    for (bx, by) in ((19, 37), (26, 37), (40, 34), (17, 37), (29, 37)):
+        m.put(bx, by, "bush")
+    # the outside beyond the hedge
+    for (tx, ty) in ((2, 33), (6, 36), (52, 33), (56, 36), (0, 37)):
+        m.block(tx, ty, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
+    for (bx, by) in ((5, 33), (8, 38), (54, 38), (58, 33), (3, 38)):
+        m.put(bx, by, "bush")
+
+    # points at the front door
+    m.point("entrance_spawn", "spawn", 22, 38, room="entrance", facing="up", role="patient")
+    m.point("entrance_exit", "exit", 23, 38, room="entrance", facing="down")
+
+    # no floor under walls; resolve wall tiles
+    m.resolve_walls()
+    for y in range(MH):
+        for x in range(MW):
+            if m.wall[y][x]:
+                m.floor[y][x] = None
+    return m
+
+
+# --------------------------------------------------------------------------------------
+# Tiled writers
+# --------------------------------------------------------------------------------------
+def xml_attr(v):
+    return (str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+def write_tsx(path, sheet_w, sheet_h):
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<tileset version="1.10" tiledversion="1.10.2" name="hospital" tilewidth="%d" '
+        'tileheight="%d" tilecount="%d" columns="%d">' % (T, T, len(TS.tiles), COLS),
+        ' <image source="../assets/tiles/hospital_tiles.png" width="%d" height="%d"/>'
+        % (sheet_w, sheet_h),
+    ]
+    for i, (name, kind, collides, _) in enumerate(TS.tiles):
+        lines += [
+            ' <tile id="%d">' % i,
+            '  <properties>',
+            '   <property name="collides" type="bool" value="%s"/>' % ("true" if collides else "false"),
+            '   <property name="kind" value="%s"/>' % xml_attr(kind),
+            '   <property name="name" value="%s"/>' % xml_attr(name),
+            '  </properties>',
+            ' </tile>',
+        ]
+    lines.append('</tileset>')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_tmx(path, m):
+    layers = [("floor", m.floor), ("walls", m.walls), ("furniture", m.furn)]
+    nobj = len(ROOMS) + len(m.points)
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<map version="1.10" tiledversion="1.10.2" orientation="orthogonal" '
+        'renderorder="right-down" width="%d" height="%d" tilewidth="%d" tileheight="%d" '
+        'infinite="0" nextlayerid="6" nextobjectid="%d">' % (MW, MH, T, T, nobj + 1),
+        ' <properties>',
+        '  <property name="name" value="medsim hospital"/>',
+        ' </properties>',
+        ' <tileset firstgid="1" source="hospital.tsx"/>',
+    ]
+    for lid, (lname, grid) in enumerate(layers, 1):
+        out.append(' <layer id="%d" name="%s" width="%d" height="%d">' % (lid, lname, MW, MH))
+        out.append('  <data encoding="csv">')
+        rows = []
+        for y in range(MH):
+            rows.append(",".join(str(TS.gid(grid[y][x]) if grid[y][x] else 0) for x in range(MW)))
+        out.append(",\n".join(rows))
+        out.append('</data>')
+        out.append(' </layer>')
+    oid = 1
+    out.append(' <objectgroup id="4" name="rooms">')
+    for name, address, x, y, w, h in ROOMS:
+        out += [
+            '  <object id="%d" name="%s" type="room" class="room" x="%d" y="%d" width="%d" height="%d">'
+            % (oid, name, x * T, y * T, w * T, h * T),
+            '   <properties>',
+            '    <property name="address" value="%s"/>' % xml_attr(address),
+            '   </properties>',
+            '  </object>',
+        ]
+        oid += 1
+    out.append(' </objectgroup>')
+    out.append(' <objectgroup id="5" name="points">')
+    for name, typ, x, y, props in m.points:
+        out.append('  <object id="%d" name="%s" type="%s" class="%s" x="%d" y="%d">'
+                   % (oid, name, typ, typ, x * T + T // 2, y * T + T // 2))
+        props = dict(props, tile_x=x, tile_y=y)
+        out.append('   <properties>')
+        for k in sorted(props):
+            v = props[k]
+            if isinstance(v, int):
+                out.append('    <property name="%s" type="int" value="%d"/>' % (k, v))
+            else:
+                out.append('    <property name="%s" value="%s"/>' % (k, xml_attr(v)))
+        out.append('   </properties>')
+        out.append('   <point/>')
+        out.append('  </object>')
+        oid += 1
+    out.append(' </objectgroup>')
+    out.append('</map>')
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def main():
+    build_tiles()
+    (ROOT / "assets" / "tiles").mkdir(parents=True, exist_ok=True)
+    (ROOT / "maps").mkdir(parents=True, exist_ok=True)
+    sheet = TS.sheet()
+    pygame.image.save(sheet, str(ROOT / "assets" / "tiles" / "hospital_tiles.png"))
+    m = build_map()
+    write_tsx(ROOT / "maps" / "hospital.tsx", sheet.get_width(), sheet.get_height())
+    write_tmx(ROOT / "maps" / "hospital.tmx", m)
+    print("tiles: %d, map %dx%d, rooms %d, points %d" % (len(TS.tiles), MW, MH, len(ROOMS), len(m.points)))
+
+
+if __name__ == "__main__":
+    main()

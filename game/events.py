@@ -1,0 +1,98 @@
+"""World events (movement, arrivals, the shift's bookkeeping). Consultation events from
+``agents.events`` are logged alongside them, tagged with ``case_id`` and sim time ``t``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from agents.events import Event
+
+__all__ = ["ShiftHeader", "Spawned", "MoveStarted", "Arrived", "EncounterStarted", "TestTrip",
+           "CaseFiled", "PatientLeft", "ShiftFinished"]
+
+
+@dataclass(frozen=True)
+class ShiftHeader(Event):
+    type: ClassVar[str] = "shift_header"
+    map: str
+    seed: int
+    config: dict
+    models: dict
+    git_revision: str
+    packages: dict
+
+
+@dataclass(frozen=True)
+class Spawned(Event):
+    type: ClassVar[str] = "spawned"
+    actor: str
+    role: str
+    sprite: str
+    x: int
+    y: int
+
+
+@dataclass(frozen=True)
+class MoveStarted(Event):
+    type: ClassVar[str] = "move"
+    actor: str
+    purpose: str
+    x: int
+    y: int
+    to_x: int
+    to_y: int
+    to_room: str | None
+    steps: int
+
+
+@dataclass(frozen=True)
+class Arrived(Event):
+    type: ClassVar[str] = "arrived"
+    actor: str
+    purpose: str
+    x: int
+    y: int
+    room: str | None
+    address: str | None
+
+
+@dataclass(frozen=True)
+class EncounterStarted(Event):
+    type: ClassVar[str] = "encounter_started"
+    doctor: str
+    patient: str
+    room: str
+
+
+@dataclass(frozen=True)
+class TestTrip(Event):
+    """A requested test sends the patient (with the technician) or the technician alone
+    to the room that does it."""
+
+    type: ClassVar[str] = "test_trip"
+    test: str
+    room: str
+    station: str
+    bedside: bool
+
+
+@dataclass(frozen=True)
+class CaseFiled(Event):
+    type: ClassVar[str] = "case_filed"
+    doctor: str
+    room: str
+
+
+@dataclass(frozen=True)
+class PatientLeft(Event):
+    type: ClassVar[str] = "patient_left"
+    patient: str
+
+
+@dataclass(frozen=True)
+class ShiftFinished(Event):
+    type: ClassVar[str] = "shift_finished"
+    patients: int
+    diagnosed: int
+    correct: int
+    errors: int

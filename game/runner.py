@@ -1,0 +1,57 @@
+"""Running model calls for the world without blocking it.
+
+``InlineRunner`` runs a task when it is submitted (headless runs and tests: deterministic);
+``ThreadRunner`` runs tasks on worker threads and the world polls them each tick, so the
+render loop never waits on a model (calls to one in-process model are still serialised
+by the backend's lock)."""
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Protocol
+
+__all__ = ["Runner", "InlineRunner", "ThreadRunner"]
+
+
+class Handle(Protocol):
+    def done(self) -> bool: ...
+    def result(self) -> Any: ...
+
+
+class Runner(Protocol):
+    def submit(self, fn: Callable[[], Any]) -> Handle: ...
+    def close(self) -> None: ...
+
+
+class _Done:
+    def __init__(self, value: Any = None, error: BaseException | None = None):
+        self.value, self.error = value, error
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class InlineRunner:
+    def submit(self, fn: Callable[[], Any]) -> _Done:
+        try:
+            return _Done(fn())
+        except Exception as e:  # noqa: BLE001 - re-raised by result(), as a Future would
+            return _Done(error=e)
+
+    def close(self) -> None:
+        pass
+
+
+class ThreadRunner:
+    def __init__(self, workers: int = 4):
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="medsim-llm")
+
+    def submit(self, fn: Callable[[], Any]) -> "Future[Any]":
+        return self._pool.submit(fn)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

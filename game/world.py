@@ -1,0 +1,491 @@
+"""The hospital world: a shift in which patients arrive, wait, are seen by free doctors in
+consultation rooms, walk to the lab / ECG / imaging for their tests, get a diagnosis, and
+leave while the doctor files the case in the records room.
+
+The consultation itself is ``agents.consultation.Consultation``, the same engine
+``medsim bench`` uses: the world only adds movement and time. Model calls go through a
+:class:`~game.runner.Runner`, so the simulation never waits on them (an agent waiting on
+the model shows ``thinking``). No pygame here.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from agents.cases.model import Case
+from agents.consultation import Consultation, ConsultationConfig, ConsultationResult, RoleModels
+from agents.events import Event, EventSink, Utterance
+from game.actors import Actor
+from game.events import (
+    Arrived, CaseFiled, EncounterStarted, MoveStarted, PatientLeft, ShiftFinished, Spawned, TestTrip,
+)
+from game.geometry import Tile
+from game.hospital_map import HospitalMap, MapError
+from game.pathfinding import NoPath, astar
+from game.runner import Handle, InlineRunner, Runner
+from game.orders import OrderRouter
+
+__all__ = ["WorldConfig", "World", "Encounter", "Notice"]
+
+DOCTOR_SPRITES = ("doctor_1", "doctor_2", "doctor_3")
+PATIENT_SPRITES = ("patient_1", "patient_2", "patient_3", "patient_4", "patient_5", "patient_6")
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    doctors: int = 2
+    patients: int = 6
+    arrival_interval_s: float = 15.0  # sim seconds between arrivals
+    walk_speed: float = 4.0  # cells per sim second
+    think_s: float = 0.8  # an agent shows "thinking" at least this long per model call
+    speech_s_per_char: float = 0.035
+    speech_min_s: float = 1.5
+    speech_max_s: float = 6.0
+    checkin_s: float = 2.0
+    test_s: float = 3.0  # at the machine
+    consultation: ConsultationConfig = ConsultationConfig()
+    test_rooms: OrderRouter = OrderRouter()
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A popup for the view: a test result or a final diagnosis."""
+
+    t: float
+    kind: str  # test_result | diagnosis
+    case_id: str
+    title: str
+    text: str
+
+
+class _CaseSink:
+    """Tags a consultation's events with its case and the sim time, and keeps its
+    utterances for the dialogue panel."""
+
+    def __init__(self, world: "World", case_id: str):
+        self.world, self.case_id = world, case_id
+        self.utterances: list[Utterance] = []
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, Utterance):
+            self.utterances.append(event)
+        self.world._emit(event, case_id=self.case_id)
+
+
+@dataclass
+class Encounter:
+    case: Case
+    patient: Actor
+    doctor: Actor | None = None
+    room: str | None = None
+    phase: str = "waiting"  # waiting|gathering|doctor|reply|to_test|at_test|from_test|judging|filing|done
+    consultation: Consultation | None = None
+    sink: _CaseSink | None = None
+    task: Handle | None = None
+    task_started: float = 0.0
+    timer: float = 0.0
+    technician: Actor | None = None
+    test_station: str | None = None
+    bedside: bool = False
+    result: ConsultationResult | None = None
+    doctor_seat: Tile | None = None
+    patient_seat: Tile | None = None
+
+
+class World:
+    """``reset(seed)`` then ``step(dt)`` until ``done``. The view reads ``actors``,
+    ``encounters``, ``notices`` and ``clock``; it never changes them."""
+
+    def __init__(self, hmap: HospitalMap, cases: list[Case], models: RoleModels, config: WorldConfig,
+                 *, sink: EventSink | None = None, runner: Runner | None = None,
+                 log: Any = None):
+        if not cases:
+            raise ValueError("the world needs at least one case")
+        self.map, self.cases, self.models, self.config = hmap, cases, models, config
+        self.runner = runner or InlineRunner()
+        self.log = log  # an EventLog-like object with emit(event, **context), or None
+        self.extra_sink = sink
+        self._check_map()
+        self.reset(0)
+
+    # -- setup ------------------------------------------------------------------
+    def _check_map(self) -> None:
+        m = self.map
+        need = ["entrance_spawn", "reception_desk", "records_station", "technician_spawn",
+                "lab_station", "ecg_station", "xray_station", "ct_station"]
+        for name in need:
+            m.point(name)
+        self.consult_rooms = sorted({p.name.rsplit("_", 1)[0] for p in m.points_like("consult_")
+                                     if p.name.endswith("_doctor")})
+        for r in self.consult_rooms:
+            m.point(f"{r}_doctor"), m.point(f"{r}_patient")
+        if not self.consult_rooms:
+            raise MapError(f"{m.path}: no consultation seats (points consult_N_doctor / consult_N_patient)")
+
+    def reset(self, seed: int) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.t = 0.0
+        self.actors: dict[str, Actor] = {}
+        self.encounters: list[Encounter] = []
+        self.notices: list[Notice] = []
+        self.finished: list[ConsultationResult] = []
+        self._arrivals = 0
+        self._room_busy: dict[str, str | None] = {r: None for r in self.consult_rooms}
+        self._path_cache: dict[tuple[Tile, Tile], list[Tile]] = {}
+        spawns = [p for p in self.map.points_like("doctor_spawn")] or [self.map.point("technician_spawn")]
+        for i in range(self.config.doctors):
+            sp = spawns[i % len(spawns)].tile
+            self._spawn(Actor(f"doctor-{i + 1}", "doctor", DOCTOR_SPRITES[i % len(DOCTOR_SPRITES)], sp))
+        self._spawn(Actor("technician", "technician", "technician", self.map.point("technician_spawn").tile))
+        order = list(range(len(self.cases)))
+        self.rng.shuffle(order)
+        self._case_order = order
+
+    # -- events -----------------------------------------------------------------
+    def _emit(self, event: Event, case_id: str | None = None) -> None:
+        ctx = {"t": round(self.t, 3)}
+        if case_id is not None:
+            ctx["case_id"] = case_id
+        if self.log is not None:
+            self.log.emit(event, **ctx)
+        if self.extra_sink is not None:
+            self.extra_sink.emit(event)
+
+    def _spawn(self, a: Actor) -> None:
+        self.actors[a.id] = a
+        self._emit(Spawned(actor=a.id, role=a.role, sprite=a.sprite, x=a.tile.x, y=a.tile.y), case_id=a.case_id)
+
+    # -- movement ---------------------------------------------------------------
+    def path(self, a: Tile, b: Tile) -> list[Tile]:
+        key = (a, b)
+        if key not in self._path_cache:
+            self._path_cache[key] = astar(a, b, self.map.walkable)
+        return self._path_cache[key]
+
+    def walk(self, actor: Actor, goal: Tile, purpose: str) -> None:
+        try:
+            route = self.path(actor.tile, goal)
+        except NoPath as e:
+            raise MapError(f"{self.map.path}: {actor.id} cannot walk to {tuple(goal)} ({purpose}): {e}") from e
+        actor.path = route[1:]
+        actor.progress = 0.0
+        actor.purpose = purpose
+        actor.state = "walking" if actor.path else actor.state
+        room = self.map.room_at(goal)
+        self._emit(MoveStarted(actor=actor.id, purpose=purpose, x=actor.tile.x, y=actor.tile.y,
+                               to_x=goal.x, to_y=goal.y, to_room=room.name if room else None,
+                               steps=len(actor.path)), case_id=actor.case_id)
+        if not actor.path:
+            self._arrive(actor)
+
+    def _arrive(self, actor: Actor) -> None:
+        room = self.map.room_at(actor.tile)
+        actor.state = "idle" if actor.role != "patient" else "waiting"
+        self._emit(Arrived(actor=actor.id, purpose=actor.purpose, x=actor.tile.x, y=actor.tile.y,
+                           room=room.name if room else None, address=room.address if room else None),
+                   case_id=actor.case_id)
+
+    def _move_actors(self, dt: float) -> None:
+        for actor in sorted(self.actors.values(), key=lambda a: a.id):
+            if not actor.path:
+                continue
+            budget = self.config.walk_speed * dt
+            while budget > 0 and actor.path:
+                nxt = actor.path[0]
+                dx, dy = nxt.x - actor.tile.x, nxt.y - actor.tile.y
+                actor.facing = "right" if dx > 0 else "left" if dx < 0 else "down" if dy > 0 else "up"
+                step = min(budget, 1.0 - actor.progress)
+                actor.progress += step
+                budget -= step
+                if actor.progress >= 1.0 - 1e-9:
+                    actor.tile = actor.path.pop(0)
+                    actor.progress = 0.0
+                    actor.walked += 1
+            if not actor.path:
+                self._arrive(actor)
+
+    # -- the shift --------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return (self._arrivals >= self.config.patients
+                and all(e.phase == "done" for e in self.encounters)
+                and not any(a.moving for a in self.actors.values()))
+
+    def step(self, dt: float) -> None:
+        """Advance the world by ``dt`` simulated seconds."""
+        if self.done:
+            return
+        self.t += dt
+        self._arrive_patients()
+        self._move_actors(dt)
+        for enc in list(self.encounters):
+            self._advance(enc)
+        self._assign_doctors()
+        for a in self.actors.values():
+            if a.speech and self.t >= a.speech_until:
+                a.speech = None
+        if self.done:
+            s = self.stats()
+            self._emit(ShiftFinished(patients=s["patients"], diagnosed=s["diagnosed"], correct=s["correct"],
+                                     errors=s["errors"]))
+
+    def run(self, dt: float = 0.25, max_sim_s: float = 36000.0,
+            on_step: Callable[["World"], None] | None = None) -> None:
+        while not self.done and self.t < max_sim_s:
+            self.step(dt)
+            if on_step:
+                on_step(self)
+
+    def stats(self) -> dict[str, Any]:
+        fin = self.finished
+        scored = [r for r in fin if r.error is None]
+        return {"patients": self._arrivals, "seen": len(fin),
+                "diagnosed": sum(1 for r in fin if r.diagnosis),
+                "correct": sum(1 for r in scored if r.correct),
+                "errors": sum(1 for r in fin if r.error),
+                "accuracy": (sum(1 for r in scored if r.correct) / len(scored)) if scored else None}
+
+    def _arrive_patients(self) -> None:
+        while (self._arrivals < self.config.patients
+               and self.t >= self._arrivals * self.config.arrival_interval_s):
+            i = self._arrivals
+            self._arrivals += 1
+            case = self.cases[self._case_order[i % len(self.cases)]]
+            p = Actor(f"patient-{i + 1}", "patient", PATIENT_SPRITES[i % len(PATIENT_SPRITES)],
+                      self.map.point("entrance_spawn").tile, case_id=case.id)
+            self._spawn(p)
+            enc = Encounter(case=case, patient=p, phase="checkin")
+            self.encounters.append(enc)
+            self.walk(p, self.map.point("reception_desk").tile, "check in at reception")
+
+    def _free_waiting_tile(self, exclude: Actor) -> Tile:
+        taken = {a.tile for a in self.actors.values() if a is not exclude and a.present} | \
+                {a.path[-1] for a in self.actors.values() if a.path and a is not exclude}
+        for seat in self.map.points_like("waiting_"):
+            if seat.tile not in taken:
+                return seat.tile
+        room = self.map.rooms_like("waiting")[0]
+        cells = [c for c in room.rect.cells() if self.map.walkable(c) and c not in taken]
+        return self.rng.choice(cells) if cells else self.map.point("reception_desk").tile
+
+    def _assign_doctors(self) -> None:
+        for enc in self.encounters:
+            if enc.phase != "waiting" or enc.patient.moving:
+                continue
+            doctor = next((a for a in sorted(self.actors.values(), key=lambda a: a.id)
+                           if a.role == "doctor" and a.case_id is None and not a.moving), None)
+            room = next((r for r in self.consult_rooms if self._room_busy[r] is None), None)
+            if doctor is None or room is None:
+                return
+            self._room_busy[room] = enc.case.id
+            doctor.case_id = enc.case.id
+            enc.doctor, enc.room = doctor, room
+            enc.doctor_seat = self.map.point(f"{room}_doctor").tile
+            enc.patient_seat = self.map.point(f"{room}_patient").tile
+            enc.phase = "gathering"
+            self._emit(EncounterStarted(doctor=doctor.id, patient=enc.patient.id, room=room), case_id=enc.case.id)
+            self.walk(doctor, enc.doctor_seat, f"see {enc.patient.id} in {room}")
+            self.walk(enc.patient, enc.patient_seat, f"called to {room}")
+
+    def _say(self, actor: Actor, text: str) -> float:
+        c = self.config
+        dur = min(c.speech_max_s, max(c.speech_min_s, len(text) * c.speech_s_per_char))
+        actor.speech = text
+        actor.speech_until = self.t + dur
+        actor.state = "talking"
+        return dur
+
+    def _task_ready(self, enc: Encounter) -> bool:
+        return enc.task is not None and enc.task.done() and self.t - enc.task_started >= self.config.think_s
+
+    def _submit(self, enc: Encounter, fn: Callable[[], Any], thinker: Actor) -> None:
+        thinker.state = "thinking"
+        enc.task = self.runner.submit(fn)
+        enc.task_started = self.t
+
+    def _take(self, enc: Encounter) -> Any:
+        task, enc.task = enc.task, None
+        assert task is not None
+        return task.result()
+
+    def _advance(self, enc: Encounter) -> None:  # noqa: C901 - one state machine, read top to bottom
+        c = enc.consultation
+        if enc.phase == "checkin":
+            if not enc.patient.moving:
+                enc.phase = "checkin_wait"
+                enc.timer = self.t + self.config.checkin_s
+        elif enc.phase == "checkin_wait":
+            if self.t >= enc.timer:
+                enc.phase = "waiting"
+                self.walk(enc.patient, self._free_waiting_tile(enc.patient), "wait to be called")
+        elif enc.phase == "gathering":
+            if enc.doctor and not enc.doctor.moving and not enc.patient.moving:
+                enc.sink = _CaseSink(self, enc.case.id)
+                enc.consultation = Consultation(enc.case, self.models, self.config.consultation, enc.sink)
+                enc.doctor.facing = "down" if enc.patient_seat and enc.doctor_seat and enc.patient_seat.y > enc.doctor_seat.y else "left"
+                self._start_doctor_turn(enc)
+        elif enc.phase == "doctor":
+            if self._task_ready(enc):
+                pending = self._take(enc)
+                assert enc.doctor and c is not None
+                if pending is None:  # done (turn limit) or the model failed
+                    self._start_judging(enc)
+                    return
+                enc.timer = self.t + self._say(enc.doctor, pending.doctor_text)
+                a = pending.action
+                if a.kind == "test" and not pending.premature:
+                    route = self.config.test_rooms.route(a.text)
+                    enc.phase = "to_test"
+                    self._start_test_trip(enc, a.text, route.station, route.bedside)
+                else:
+                    enc.phase = "doctor_speaking"
+        elif enc.phase == "doctor_speaking":
+            if self.t >= enc.timer:
+                assert c is not None
+                pend = c.pending
+                thinker = enc.patient if pend and pend.action.kind == "ask" else enc.doctor
+                enc.phase = "reply"
+                self._submit(enc, c.answer, thinker)  # type: ignore[arg-type]
+        elif enc.phase == "reply":
+            if self._task_ready(enc):
+                rec = self._take(enc)
+                assert c is not None
+                if rec is None or c.done:
+                    self._start_judging(enc)
+                    return
+                if rec.reply_text:
+                    enc.timer = self.t + self._say(enc.patient, rec.reply_text)
+                else:
+                    enc.timer = self.t
+                enc.phase = "reply_speaking"
+        elif enc.phase == "reply_speaking":
+            if self.t >= enc.timer:
+                enc.patient.state = "waiting"
+                self._start_doctor_turn(enc)
+        elif enc.phase == "to_test":
+            walker = enc.technician if enc.bedside else enc.patient
+            if enc.technician is None:
+                self._claim_technician(enc)
+            elif walker is not None and not walker.moving and not (enc.technician and enc.technician.moving):
+                enc.phase = "at_test"
+                enc.timer = self.t + self.config.test_s
+        elif enc.phase == "at_test":
+            if self.t >= enc.timer and enc.task is None:
+                assert c is not None and enc.technician is not None
+                self._submit(enc, c.answer, enc.technician)
+            elif self._task_ready(enc):
+                rec = self._take(enc)
+                assert c is not None and enc.technician is not None
+                if rec is None:
+                    self._release_technician(enc)
+                    self._start_judging(enc)
+                    return
+                self._say(enc.technician, rec.reply_text or "")
+                self.notices.append(Notice(self.t, "test_result", enc.case.id, f"{rec.action.text} ({enc.case.id})",
+                                           rec.reply_text or ""))
+                enc.phase = "from_test"
+                if not enc.bedside:
+                    assert enc.patient_seat is not None
+                    self.walk(enc.patient, enc.patient_seat, "back from the test")
+                self._release_technician(enc)
+        elif enc.phase == "from_test":
+            if not enc.patient.moving:
+                self._start_doctor_turn(enc)
+        elif enc.phase == "judging":
+            if self._task_ready(enc):
+                res: ConsultationResult = self._take(enc)
+                enc.result = res
+                self.finished.append(res)
+                assert enc.doctor is not None
+                verdict = "error" if res.error else ("correct" if res.correct else "wrong")
+                self.notices.append(Notice(self.t, "diagnosis", enc.case.id,
+                                           f"Diagnosis {enc.case.id}: {verdict}",
+                                           f"{res.diagnosis or 'none given'} (answer key: {res.truth})"))
+                enc.phase = "filing"
+                self.walk(enc.doctor, self.map.point("records_station").tile, f"file {enc.case.id}")
+                self.walk(enc.patient, self.map.point("entrance_exit").tile if "entrance_exit" in self.map.points
+                          else self.map.point("entrance_spawn").tile, "leave the hospital")
+                if enc.room:
+                    self._room_busy[enc.room] = None
+        elif enc.phase == "filing":
+            assert enc.doctor is not None
+            if not enc.doctor.moving and enc.doctor.case_id == enc.case.id and enc.doctor.purpose.startswith("file"):
+                self._emit(CaseFiled(doctor=enc.doctor.id, room=self.map.room_at(enc.doctor.tile).name
+                                     if self.map.room_at(enc.doctor.tile) else "records"), case_id=enc.case.id)
+                enc.doctor.case_id = None
+                idx = int(enc.doctor.id.split("-")[1]) - 1
+                spawns = self.map.points_like("doctor_spawn")
+                if spawns:
+                    self.walk(enc.doctor, spawns[idx % len(spawns)].tile, "back to the staff area")
+            if not enc.patient.moving and enc.patient.present and enc.patient.purpose == "leave the hospital":
+                enc.patient.present = False
+                self._emit(PatientLeft(patient=enc.patient.id), case_id=enc.case.id)
+            if enc.doctor.case_id is None and not enc.patient.present:
+                enc.phase = "done"
+
+    def _start_doctor_turn(self, enc: Encounter) -> None:
+        assert enc.consultation is not None and enc.doctor is not None
+        if enc.consultation.done:
+            self._start_judging(enc)
+            return
+        enc.phase = "doctor"
+        self._submit(enc, enc.consultation.doctor_turn, enc.doctor)
+
+    def _start_judging(self, enc: Encounter) -> None:
+        assert enc.consultation is not None and enc.doctor is not None
+        enc.phase = "judging"
+        self._submit(enc, enc.consultation.finish, enc.doctor)
+
+    def _start_test_trip(self, enc: Encounter, test: str, station: str, bedside: bool) -> None:
+        enc.test_station, enc.bedside = station, bedside
+        enc.technician = None
+        self._claim_technician(enc)
+
+    def _claim_technician(self, enc: Encounter) -> None:
+        tech = self.actors["technician"]
+        if tech.case_id is not None or tech.moving:
+            return  # busy: the encounter waits in "to_test"
+        tech.case_id = enc.case.id
+        enc.technician = tech
+        assert enc.consultation is not None and enc.consultation.pending is not None and enc.room
+        test = enc.consultation.pending.action.text
+        if enc.bedside:
+            goal = self._bedside_tile(enc)
+            room = enc.room
+        else:
+            goal = self.map.point(enc.test_station or "lab_station").tile
+            room_obj = self.map.room_at(goal)
+            room = room_obj.name if room_obj else "?"
+            self.walk(enc.patient, goal, f"go for {test}")
+            # the technician meets the patient there
+            goal = self._beside(goal)
+        self._emit(TestTrip(test=test, room=room, station=enc.test_station or "", bedside=enc.bedside),
+                   case_id=enc.case.id)
+        self.walk(tech, goal, f"do {test}")
+
+    def _release_technician(self, enc: Encounter) -> None:
+        tech = enc.technician
+        if tech is None:
+            return
+        tech.case_id = None
+        enc.technician = None
+        self.walk(tech, self.map.point("technician_spawn").tile, "back to the lab")
+
+    def _beside(self, t: Tile) -> Tile:
+        for nb in t.neighbours4():
+            if self.map.walkable(nb):
+                return nb
+        return t
+
+    def _bedside_tile(self, enc: Encounter) -> Tile:
+        assert enc.patient_seat is not None
+        for nb in enc.patient_seat.neighbours4():
+            if self.map.walkable(nb) and nb != enc.doctor_seat:
+                return nb
+        return enc.patient_seat
+
+    def header_config(self) -> dict[str, Any]:
+        d = asdict(self.config)
+        return d

@@ -1,0 +1,133 @@
+import json
+import random
+from collections import deque
+
+import pytest
+
+from agents.cases import load_cases
+from agents.consultation import RoleModels
+from agents.events import EventLog, read_events
+from agents.llm.scripted import ScriptedLLM
+from game.geometry import Tile
+from game.hospital_map import MapError, load_map
+from game.pathfinding import NoPath, astar
+from game.orders import OrderRouter
+from game.world import World, WorldConfig
+from tests.game.tmx import small_hospital
+
+
+def test_small_map_loads_and_everything_is_reachable(tmp_path):
+    m = load_map(small_hospital(tmp_path))
+    reach = m.reachable_from(m.point("entrance_spawn").tile)
+    for room in m.rooms.values():
+        assert any(c in reach for c in room.rect.cells()), room.name
+    assert m.rooms["imaging_xray"].address == "hospital:imaging:xray"
+    assert m.point("lab_station").room == "lab"
+
+
+def test_missing_or_unreachable_room_is_named(tmp_path):
+    with pytest.raises(MapError, match="required room 'records' is missing"):
+        load_map(small_hospital(tmp_path, drop_room="records"))
+    with pytest.raises(MapError, match="room 'lab' .*cannot be reached"):
+        load_map(small_hospital(tmp_path, wall_off="lab"))
+    with pytest.raises(MapError, match="not found"):
+        load_map(tmp_path / "nope.tmx")
+
+
+def _bfs(start, goal, walkable):
+    prev = {start: None}
+    q = deque([start])
+    while q:
+        cur = q.popleft()
+        if cur == goal:
+            n = 0
+            while prev[cur] is not None:
+                cur = prev[cur]
+                n += 1
+            return n
+        for nb in cur.neighbours4():
+            if nb not in prev and walkable(nb):
+                prev[nb] = cur
+                q.append(nb)
+    return None
+
+
+def test_astar_is_optimal_on_random_grids():
+    rng = random.Random(5)
+    for _ in range(200):
+        w, h = rng.randint(3, 12), rng.randint(3, 12)
+        free = {Tile(x, y) for x in range(w) for y in range(h) if rng.random() > 0.3}
+        if len(free) < 2:
+            continue
+        a, b = rng.sample(sorted(free), 2)
+        best = _bfs(a, b, free.__contains__)
+        if best is None:
+            with pytest.raises(NoPath):
+                astar(a, b, free.__contains__)
+            continue
+        path = astar(a, b, free.__contains__)
+        assert path[0] == a and path[-1] == b and len(path) - 1 == best
+        assert all(p in free for p in path)
+        assert all(p.manhattan(q) == 1 for p, q in zip(path, path[1:]))
+
+
+def test_test_room_mapping():
+    m = OrderRouter()
+    assert m.route("Complete Blood Count").station == "lab_station"
+    assert m.route("12-lead ECG").station == "ecg_station"
+    assert m.route("EKG").station == "ecg_station"
+    assert m.route("Chest X-Ray").station == "xray_station"
+    assert m.route("CT Pulmonary Angiogram").station == "ct_station"
+    assert m.route("MRI Brain").station == "ct_station"
+    assert m.route("Ultrasound Abdomen").station == "ct_station"
+    assert m.route("Vital signs").bedside
+    assert m.route("Serum frobnicase").station == "lab_station"
+
+
+def _shift(tmp_path, name, seed=0, patients=6, doctors=2):
+    cases, _ = load_cases("demo")
+    llm = ScriptedLLM({c.id: c for c in cases}, seed=seed)
+    hmap = load_map(small_hospital(tmp_path))
+    path = tmp_path / f"{name}.jsonl"
+    with EventLog(path) as log:
+        w = World(hmap, cases, RoleModels(llm, llm, llm, llm), WorldConfig(doctors=doctors, patients=patients), log=log)
+        w.reset(seed)
+        w.run(dt=0.25, max_sim_s=20000)
+    return w, path
+
+
+def test_shift_six_patients_two_doctors(tmp_path):
+    w, path = _shift(tmp_path, "a")
+    assert w.done
+    s = w.stats()
+    assert s["patients"] == 6 and s["seen"] == 6 and s["diagnosed"] == 6 and s["errors"] == 0
+    ev = read_events(path)
+    types = [e["type"] for e in ev]
+    assert types.count("case_filed") == 6 and types.count("patient_left") == 6 and types[-1] == "shift_finished"
+    rooms = OrderRouter()
+    n_results = 0
+    for i, e in enumerate(ev):
+        if e["type"] != "test_result":
+            continue
+        n_results += 1
+        route = rooms.route(e["test"])
+        want = w.map.point(route.station).room if not route.bedside else None
+        req = max(j for j in range(i) if ev[j]["type"] == "test_requested" and ev[j]["case_id"] == e["case_id"])
+        arrivals = [x for x in ev[req:i] if x["type"] == "arrived" and x.get("case_id") == e["case_id"]]
+        if want:
+            assert any(x["room"] == want for x in arrivals), (e["test"], want, arrivals)
+        else:
+            assert any(x["actor"] == "technician" and x["room"] and x["room"].startswith("consult") for x in arrivals)
+    assert n_results >= 6
+    # the doctors were both used, and cases were filed in the records room
+    assert {e["doctor"] for e in ev if e["type"] == "encounter_started"} == {"doctor-1", "doctor-2"}
+    assert all(e["room"] == "records" for e in ev if e["type"] == "case_filed")
+    assert all("t" in e for e in ev)
+
+
+def test_shift_is_deterministic(tmp_path):
+    _, a = _shift(tmp_path, "a", seed=3)
+    _, b = _shift(tmp_path, "b", seed=3)
+    _, c = _shift(tmp_path, "c", seed=4)
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
