@@ -1,4 +1,4 @@
-"""The ``medsim`` command: ``bench``, ``consult`` and ``cases``."""
+"""The ``medsim`` command: ``bench``, ``consult``, ``play``, ``replay`` and ``cases``."""
 from __future__ import annotations
 
 import argparse
@@ -56,6 +56,30 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--min-gathering", type=int, default=3)
     c.add_argument("--log", type=Path, default=None, help="also write the event log here")
     _add_llm_args(c, "local")
+
+    pl = sub.add_parser("play", help="open the hospital: several consultations at once, live")
+    pl.add_argument("--cases", default="demo")
+    pl.add_argument("--doctors", type=int, default=2)
+    pl.add_argument("--patients", type=int, default=6)
+    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--map", type=Path, default=None, help="Tiled .tmx map (default maps/hospital.tmx)")
+    pl.add_argument("--log", type=Path, default=None, help="shift event log (default runs/shift-s<seed>.jsonl)")
+    pl.add_argument("--speed", type=int, default=2, choices=(1, 2, 4, 8))
+    pl.add_argument("--headless", action="store_true", help="no window (SDL dummy driver)")
+    pl.add_argument("--frames", type=int, default=None, help="stop after N frames")
+    pl.add_argument("--screenshot", type=Path, default=None, help="save the last frame as PNG")
+    pl.add_argument("--fixed-dt", type=float, default=None, help="real seconds per frame (default: measured)")
+    _add_llm_args(pl, "local")
+
+    rp = sub.add_parser("replay", help="play a benchmarked case (or a whole run) in the hospital")
+    rp.add_argument("run_dir", type=Path)
+    rp.add_argument("case_id", nargs="?", default=None)
+    rp.add_argument("--map", type=Path, default=None)
+    rp.add_argument("--speed", type=int, default=4, choices=(1, 2, 4, 8))
+    rp.add_argument("--headless", action="store_true")
+    rp.add_argument("--frames", type=int, default=None)
+    rp.add_argument("--screenshot", type=Path, default=None)
+    rp.add_argument("--fixed-dt", type=float, default=None)
 
     v = sub.add_parser("cases", help="validate a case set and list its cases")
     v.add_argument("spec", help="registered name or JSONL path")
@@ -150,6 +174,52 @@ def _cmd_consult(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_play(args: argparse.Namespace) -> int:
+    from agents.events import EventLog
+    from agents.llm.llamacpp import LlamaPool
+    from game.runner import InlineRunner, ThreadRunner
+    from game.shift import assets_dir, build_shift, default_map_path
+
+    specs = _role_specs(args)
+    log_path = args.log or Path("runs") / f"shift-s{args.seed}.jsonl"
+    runner = InlineRunner() if args.headless and all(s == "scripted" for s in specs.values()) else ThreadRunner(max(2, args.doctors))
+    pool = LlamaPool()
+    try:
+        with EventLog(log_path) as log:
+            world = build_shift(cases=args.cases, llm=specs, model=args.model, doctors=args.doctors,
+                                patients=args.patients, seed=args.seed, map_path=args.map, runner=runner,
+                                log=log, pool=pool)
+            from game.view.app import run_window
+
+            stats = run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless,
+                               frames=args.frames, screenshot=args.screenshot, speed=args.speed,
+                               fixed_dt=args.fixed_dt)
+    finally:
+        runner.close()
+        pool.close()
+    s = world.stats()
+    print(f"shift: {s['patients']} patients arrived, {s['seen']} seen, {s['correct']} correct, {s['errors']} errors; "
+          f"{stats['frames']} frames, frame time p50 {stats['p50_ms']:.1f} ms p95 {stats['p95_ms']:.1f} ms; log {log_path}")
+    if args.screenshot:
+        print(f"screenshot: {args.screenshot}")
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from game.runner import InlineRunner
+    from game.shift import assets_dir, build_replay, default_map_path
+
+    world, rows = build_replay(args.run_dir, args.case_id, map_path=args.map, runner=InlineRunner(), log=None)
+    from game.view.app import run_window
+
+    run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless, frames=args.frames,
+               screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt,
+               title=f"medsim replay: {args.run_dir.name}")
+    for r in world.finished:
+        print(f"{r.case_id}: {r.status}, diagnosis {r.diagnosis!r}, correct {r.correct}")
+    return 0
+
+
 def _cmd_cases(args: argparse.Namespace) -> int:
     from agents.cases.registry import load_cases
 
@@ -169,12 +239,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agents.llm.base import LLMError
     from agents.llm.local_model import ModelNotInstalled
     from agents.llm.spec import BackendSpecError
+    from game.hospital_map import MapError
 
     args = build_parser().parse_args(argv)
-    handlers = {"bench": _cmd_bench, "consult": _cmd_consult, "cases": _cmd_cases}
+    handlers = {"bench": _cmd_bench, "consult": _cmd_consult, "cases": _cmd_cases,
+                "play": _cmd_play, "replay": _cmd_replay}
     try:
         return handlers[args.command](args)
-    except (CaseSetError, BenchError, BackendSpecError, ModelNotInstalled, LLMError, OSError) as e:
+    except (CaseSetError, BenchError, BackendSpecError, ModelNotInstalled, LLMError, MapError, OSError) as e:
         print(f"medsim: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1601,19 +1601,6 @@ def biohazard_bin():
     return finish(s)
 
 
-def iv_stand():
-    s = surf()
-    vline(s, 16, 6, 26, METAL_HI)
-    vline(s, 15, 6, 26, METAL_LO)
-    hline(s, 10, 22, 6, METAL_HI)
-    R(s, 11, 27, 11, 2, METAL_LO)
-    # bag
-    rbox(s, 17, 7, 6, 9, (220, 240, 250))
-    R(s, 18, 11, 4, 4, (180, 220, 240))
-    vline(s, 20, 16, 22, (200, 220, 235))
-    return finish(s)
-
-
 def wheelchair():
     s = surf()
     # big wheels (side view facing left)
@@ -1718,6 +1705,126 @@ def lead_screen():
     R(s, 8, 24, 2, 4, METAL_LO)
     R(s, 22, 24, 2, 4, METAL_LO)
     hline(s, 6, 25, 28, STEEL_DK)
+    return finish(s)
+
+
+def asphalt(line=None):
+    s = surf()
+    base = (88, 92, 102)
+    R(s, 0, 0, T, T, base)
+    for y in range(T):
+        for x in range(T):
+            n = nz(x, y, 95)
+            if n < 0.10:
+                P(s, x, y, (76, 80, 90))
+            elif n < 0.15:
+                P(s, x, y, (104, 108, 118))
+    if line == "bay":
+        R(s, 0, 0, 2, T, (236, 236, 226))
+        vline(s, 2, 0, 31, (70, 74, 84))
+    elif line == "cross":
+        # "ambulance only" marking: yellow box with a cross
+        for i in range(3, 29):
+            P(s, i, 3, YELLOW)
+            P(s, i, 28, YELLOW)
+            P(s, 3, i, YELLOW)
+            P(s, 28, i, YELLOW)
+        R(s, 13, 8, 6, 16, (236, 236, 226))
+        R(s, 8, 13, 16, 6, (236, 236, 226))
+    return s
+
+
+def vehicle(body, body_hi, body_lo, kind):
+    """A vehicle parked nose-down, 2 tiles wide and 3 tall (3/4 view from above)."""
+    s = surf(64, 96)
+    tyre = (34, 34, 40)
+    # wheels peeking out
+    for y0 in (18, 66):
+        R(s, 6, y0, 5, 14, tyre)
+        R(s, 53, y0, 5, 14, tyre)
+    if kind == "ambulance":
+        # patient box (rear), seen from above
+        R(s, 9, 3, 46, 60, body)
+        hline(s, 9, 54, 3, body_hi)
+        vline(s, 9, 3, 62, body_hi)
+        vline(s, 54, 3, 62, body_lo)
+        R(s, 9, 36, 46, 5, RED)          # red band around the box
+        hline(s, 9, 54, 36, RED_HI)
+        R(s, 23, 10, 18, 18, RED)        # roof cross
+        R(s, 28, 7, 8, 24, RED)
+        R(s, 20, 14, 24, 8, RED)
+        R(s, 29, 8, 6, 22, RED_HI)
+        R(s, 21, 15, 22, 6, RED_HI)
+        R(s, 12, 50, 8, 6, (200, 204, 210))  # roof vents
+        R(s, 44, 50, 8, 6, (200, 204, 210))
+        # cab
+        R(s, 11, 63, 42, 30, body)
+        R(s, 11, 62, 42, 4, (70, 74, 84))
+        R(s, 14, 64, 8, 2, RED)          # light bar
+        R(s, 22, 64, 8, 2, (250, 250, 250))
+        R(s, 30, 64, 8, 2, (60, 120, 240))
+        R(s, 38, 64, 8, 2, RED)
+        R(s, 13, 68, 38, 9, (60, 96, 140))   # windscreen
+        hline(s, 13, 50, 68, (120, 160, 200))
+        for i in range(5):
+            P(s, 16 + i, 75 - i, GLASS_HI)
+        R(s, 11, 77, 42, 10, body)        # bonnet
+        hline(s, 11, 52, 77, body_hi)
+        R(s, 11, 87, 42, 6, (150, 156, 168))  # bumper
+        R(s, 13, 87, 7, 3, YELLOW)        # headlights
+        R(s, 44, 87, 7, 3, YELLOW)
+        R(s, 26, 88, 12, 3, (90, 96, 108))
+    else:
+        R(s, 9, 6, 46, 86, body)
+        vline(s, 9, 6, 91, body_hi)
+        vline(s, 54, 6, 91, body_lo)
+        hline(s, 9, 54, 6, body_hi)
+        R(s, 13, 16, 38, 9, (60, 96, 140))   # rear window
+        R(s, 13, 25, 38, 30, body_hi)        # roof
+        hline(s, 13, 50, 54, body_lo)
+        R(s, 13, 55, 38, 12, (60, 96, 140))  # windscreen
+        for i in range(5):
+            P(s, 16 + i, 64 - i, GLASS_HI)
+        R(s, 11, 67, 42, 17, body)          # bonnet
+        hline(s, 11, 52, 67, body_hi)
+        R(s, 11, 84, 42, 6, (150, 156, 168))
+        R(s, 13, 84, 7, 3, YELLOW)
+        R(s, 44, 84, 7, 3, YELLOW)
+        R(s, 9, 8, 8, 3, RED)               # tail lights
+        R(s, 47, 8, 8, 3, RED)
+    finish(s, dx=3, dy=3)
+    t = slice_tiles(s)
+    return [t[r][c] for r in range(3) for c in range(2)]
+
+
+def sanitizer_stand():
+    s = surf()
+    R(s, 15, 12, 3, 14, METAL)
+    vline(s, 15, 12, 25, METAL_HI)
+    R(s, 11, 25, 11, 3, METAL_LO)
+    box(s, 11, 3, 11, 11, WHITE)
+    R(s, 13, 7, 7, 5, (130, 200, 230))
+    R(s, 14, 14, 5, 2, METAL_LO)
+    P(s, 16, 5, RED)
+    return finish(s)
+
+
+def iv_stand():
+    s = surf()
+    # five-star wheeled base
+    hline(s, 9, 23, 27, METAL_LO)
+    P(s, 8, 28, INK)
+    P(s, 24, 28, INK)
+    P(s, 16, 28, INK)
+    # pole and hook bar
+    vline(s, 16, 4, 27, METAL)
+    vline(s, 17, 4, 27, METAL_LO)
+    hline(s, 10, 23, 4, METAL)
+    # two bags hanging from the hooks
+    for bx in (9, 20):
+        rbox(s, bx, 5, 6, 9, (214, 238, 250))
+        R(s, bx + 1, 9, 4, 4, (170, 220, 244))
+        vline(s, bx + 3, 14, 20, (190, 214, 230))
     return finish(s)
 
 
@@ -1872,6 +1979,7 @@ def build_tiles():
     add("sign_radiation", "sign", True, sign_radiation())
     add("notice_board", "sign", True, notice_board())
     add("sanitizer", "sign", True, sanitizer())
+    add("sanitizer_stand", "furniture", True, sanitizer_stand())
     # seats (walkable: a character sits on them) -----------------------------------------
     for f in ("down", "up", "left", "right"):
         add("chair_" + f, "seat", False, waiting_chair(f))
@@ -1959,6 +2067,16 @@ def build_tiles():
     add("bench_r", "furniture", True, bn[1])
     add("lamp_post", "furniture", True, lamp_post())
     add("flower_bed", "plant", True, flower_bed())
+    add("asphalt", "floor", False, asphalt())
+    add("asphalt_line", "floor", False, asphalt("bay"))
+    add("asphalt_cross", "floor", False, asphalt("cross"))
+    parts = ("tl", "tr", "ml", "mr", "bl", "br")
+    for name, t in zip(parts, vehicle((244, 244, 240), (255, 255, 255), (200, 204, 212), "ambulance")):
+        add("ambulance_" + name, "vehicle", True, t)
+    for name, t in zip(parts, vehicle((200, 60, 64), (230, 96, 96), (150, 40, 50), "car")):
+        add("car_red_" + name, "vehicle", True, t)
+    for name, t in zip(parts, vehicle((70, 120, 190), (110, 160, 220), (50, 86, 140), "car")):
+        add("car_blue_" + name, "vehicle", True, t)
 
 
 def flags(n, w, e):
@@ -1981,22 +2099,22 @@ OUTDOOR = {"grass", "grass_flowers", "path"}
 
 # rooms: name -> (address, x, y, w, h) in tiles; the rectangle is the room's floor area
 ROOMS = [
-    ("entrance", "hospital:entrance", 11, 32, 38, 8),
-    ("reception", "hospital:reception", 17, 16, 12, 15),
-    ("waiting", "hospital:waiting", 30, 16, 13, 15),
-    ("consult_1", "hospital:consult:1", 2, 2, 7, 9),
-    ("consult_2", "hospital:consult:2", 10, 2, 7, 9),
-    ("consult_3", "hospital:consult:3", 18, 2, 7, 9),
-    ("ecg", "hospital:ecg", 26, 2, 7, 9),
-    ("lab", "hospital:lab", 34, 2, 12, 9),
-    ("ward", "hospital:ward", 47, 2, 11, 9),
-    ("imaging_xray", "hospital:imaging:xray", 2, 16, 11, 7),
-    ("imaging_ct_mri", "hospital:imaging:ct_mri", 2, 24, 11, 7),
-    ("conference", "hospital:conference", 47, 16, 11, 7),
-    ("records", "hospital:records", 47, 24, 11, 7),
-    ("corridor_main", "hospital:corridor:main", 2, 12, 56, 3),
-    ("corridor_west", "hospital:corridor:west", 14, 15, 2, 16),
-    ("corridor_east", "hospital:corridor:east", 44, 15, 2, 16),
+    ("entrance", "hospital:entrance", 11, 28, 38, 12),
+    ("reception", "hospital:reception", 17, 14, 12, 13),
+    ("waiting", "hospital:waiting", 30, 14, 13, 13),
+    ("consult_1", "hospital:consult:1", 2, 2, 7, 7),
+    ("consult_2", "hospital:consult:2", 10, 2, 7, 7),
+    ("consult_3", "hospital:consult:3", 18, 2, 7, 7),
+    ("ecg", "hospital:ecg", 26, 2, 7, 7),
+    ("lab", "hospital:lab", 34, 2, 12, 7),
+    ("ward", "hospital:ward", 47, 2, 11, 7),
+    ("imaging_xray", "hospital:imaging:xray", 2, 14, 11, 6),
+    ("imaging_ct_mri", "hospital:imaging:ct_mri", 2, 21, 11, 6),
+    ("conference", "hospital:conference", 47, 14, 11, 6),
+    ("records", "hospital:records", 47, 21, 11, 6),
+    ("corridor_main", "hospital:corridor:main", 2, 10, 56, 3),
+    ("corridor_west", "hospital:corridor:west", 14, 13, 2, 14),
+    ("corridor_east", "hospital:corridor:east", 44, 13, 2, 14),
 ]
 
 ROOM_FLOOR = {
@@ -2102,42 +2220,37 @@ def build_map():
         for j in range(h):
             for i in range(w):
                 m.fl(x + i, y + j, ROOM_FLOOR[name])
-    # building shell and interior walls
-    m.wall_rect(1, 1, 58, 31)
-    m.hwall(1, 58, 11)
+    # building shell and interior walls --------------------------------------------------
+    m.wall_rect(1, 1, 58, 27)
+    m.hwall(1, 58, 9)
     for x in (9, 17, 25, 33, 46):
-        m.vwall(x, 1, 11)
-    m.hwall(1, 13, 15)
-    m.hwall(16, 43, 15)
-    m.hwall(46, 58, 15)
-    m.vwall(13, 15, 31)
-    m.vwall(16, 15, 31)
-    m.vwall(29, 15, 31)
-    m.vwall(43, 15, 31)
-    m.vwall(46, 15, 31)
-    m.hwall(1, 13, 23)
-    m.hwall(46, 58, 23)
+        m.vwall(x, 1, 9)
+    m.hwall(1, 58, 13)
+    for x in (13, 16, 29, 43, 46):
+        m.vwall(x, 13, 27)
+    m.hwall(1, 13, 20)
+    m.hwall(46, 58, 20)
     # corridor mouths (open, plain corridor floor)
     for x in (14, 15, 44, 45):
-        m.door(x, 15, "floor_corridor")
+        m.door(x, 13, "floor_corridor")
     # doors onto the corridors
     for x0 in (2, 10, 18, 26):
-        m.door(x0 + 3, 11, "door_h")       # consult 1-3, ecg
-    m.door(39, 11, "door_h")               # lab
-    m.door(52, 11, "door_h")               # ward
-    m.door(13, 19, "door_v")               # x-ray
-    m.door(13, 27, "door_v")               # ct/mri
-    m.door(46, 19, "door_v")               # conference
-    m.door(46, 27, "door_v")               # records
-    m.door(22, 15, "door_h_l")             # reception (double door)
-    m.door(23, 15, "door_h_r")
-    m.door(36, 15, "door_h")               # waiting
-    m.door(29, 22, "floor_lobby")          # reception <-> waiting archway
-    m.door(29, 23, "floor_lobby")
-    m.door(22, 31, "door_front_l")         # the front door
-    m.door(23, 31, "door_front_r")
+        m.door(x0 + 3, 9, "door_h")        # consult 1-3, ecg
+    m.door(39, 9, "door_h")                # lab
+    m.door(52, 9, "door_h")                # ward
+    m.door(13, 17, "door_v")               # x-ray
+    m.door(13, 24, "door_v")               # ct/mri
+    m.door(46, 16, "door_v")               # conference
+    m.door(46, 24, "door_v")               # records
+    m.door(22, 13, "door_h_l")             # reception (double door)
+    m.door(23, 13, "door_h_r")
+    m.door(36, 13, "door_h")               # waiting
+    m.door(29, 19, "floor_lobby")          # reception <-> waiting archway
+    m.door(29, 20, "floor_lobby")
+    m.door(22, 27, "door_front_l")         # the front door
+    m.door(23, 27, "door_front_r")
 
-    # ---- consult rooms -----------------------------------------------------------------
+    # ---- consult rooms ----------------------------------------------------------------
     for k, x0 in ((1, 2), (2, 10), (3, 18)):
         m.windows.update({(x0 + 1, 1), (x0 + 3, 1)})
         m.put(x0 + 5, 1, "eye_chart")
@@ -2149,17 +2262,14 @@ def build_map():
         m.put(x0 + 2, 6, "chair_up")
         m.block(x0 + 6, 4, [["exam_bed_top"], ["exam_bed_bottom"]])
         m.put(x0 + 5, 5, "stool")
-        m.put(x0, 10, "plant_big")
-        m.put(x0 + 6, 10, "trash_bin")
-        m.put(x0, 6, "coat_rack")
-        m.put(x0 + 4, 11, "plaque_consult_%d" % k)
+        m.put(x0, 8, "plant_big")
+        m.put(x0 + 6, 8, "trash_bin")
+        m.put(x0, 5, "coat_rack")
+        m.put(x0 + 4, 9, "plaque_consult_%d" % k)
         m.point("consult_%d_doctor" % k, "seat", x0 + 2, 4, room="consult_%d" % k, facing="down")
         m.point("consult_%d_patient" % k, "seat", x0 + 2, 6, room="consult_%d" % k, facing="up")
-    m.put(9, 11, "sign_redcross")
-    m.put(12, 11, "sanitizer")
-    m.put(20, 11, "sanitizer")
 
-    # ---- ECG ---------------------------------------------------------------------------
+    # ---- ECG ----------------------------------------------------------------------------
     m.windows.update({(27, 1), (31, 1)})
     m.put(29, 1, "notice_board")
     m.put(27, 2, "ecg_machine")
@@ -2167,183 +2277,219 @@ def build_map():
     m.put(29, 2, "bedside_table")
     m.put(31, 2, "medicine_cabinet")
     m.put(32, 2, "sink")
-    m.put(30, 6, "office_chair_left")
-    m.put(26, 10, "plant_big")
-    m.put(32, 10, "biohazard_bin")
-    m.put(30, 11, "plaque_ecg")
+    m.put(31, 5, "office_chair_left")
+    m.put(26, 8, "plant_big")
+    m.put(32, 8, "biohazard_bin")
+    m.put(30, 9, "plaque_ecg")
     m.point("ecg_machine", "equipment", 27, 2, room="ecg", station="ecg_station")
     m.point("ecg_station", "station", 27, 3, room="ecg", facing="up", equipment="ecg_machine")
 
-    # ---- lab ---------------------------------------------------------------------------
+    # ---- lab ------------------------------------------------------------------------------
     m.windows.update({(37, 1), (42, 1)})
     m.put(39, 1, "sanitizer")
     m.put(40, 1, "notice_board")
     m.block(34, 2, [["lab_bench", "lab_bench_microscope", "lab_bench_tubes", "lab_bench",
                      "lab_bench_sink", "lab_bench_centrifuge", "lab_bench_tubes", "lab_bench",
                      "lab_bench_microscope", "lab_bench", "lab_fridge", "lab_fridge"]])
-    m.block(37, 6, [["lab_bench_end_l", "lab_bench_tubes", "lab_bench", "lab_bench_centrifuge",
+    m.block(37, 5, [["lab_bench_end_l", "lab_bench_tubes", "lab_bench", "lab_bench_centrifuge",
                      "lab_bench_end_r"]])
-    m.put(38, 7, "stool")
-    m.put(34, 10, "biohazard_bin")
-    m.put(45, 10, "plant_big")
-    m.put(45, 7, "coat_rack")
-    m.put(40, 11, "plaque_lab")
+    m.put(38, 6, "stool")
+    m.put(40, 6, "stool")
+    m.put(34, 8, "biohazard_bin")
+    m.put(45, 8, "plant_big")
+    m.put(45, 5, "coat_rack")
+    m.put(40, 9, "plaque_lab")
     m.point("lab_bench", "equipment", 35, 2, room="lab", station="lab_station")
     m.point("lab_station", "station", 35, 3, room="lab", facing="up", equipment="lab_bench")
-    m.point("technician_spawn", "spawn", 41, 8, room="lab", facing="down", role="technician")
+    m.point("technician_spawn", "spawn", 42, 7, room="lab", facing="down", role="technician")
 
-    # ---- ward --------------------------------------------------------------------------
+    # ---- ward -----------------------------------------------------------------------------
     for bx in (48, 52, 56):
         m.windows.add((bx, 1))
         m.block(bx, 2, [["bed_top"], ["bed_bottom"]])
         m.put(bx + 1, 2, "bedside_table")
-        m.put(bx - 1, 3, "iv_stand")
-    m.put(47, 10, "plant_big")
-    m.put(57, 10, "plant_small")
-    m.put(49, 9, "wheelchair")
-    m.put(53, 11, "plaque_ward")
+        m.put(bx - 1, 2, "iv_stand")
+    m.put(47, 8, "plant_big")
+    m.put(57, 8, "plant_small")
+    m.put(49, 7, "wheelchair")
+    m.put(50, 1, "clock")
+    m.put(53, 9, "plaque_ward")
 
-    # ---- corridor ----------------------------------------------------------------------
-    m.put(2, 12, "plant_big")
-    m.put(57, 12, "plant_big")
-    m.put(47, 12, "water_cooler")
-    m.put(33, 11, "clock")
-    m.put(14, 30, "plant_big")
-    m.put(45, 30, "plant_big")
-    m.put(15, 30, "wheelchair")
+    # ---- main corridor --------------------------------------------------------------------
+    m.put(2, 10, "plant_big")
+    m.put(57, 10, "plant_big")
+    m.put(47, 10, "water_cooler")
+    m.put(9, 9, "sign_redcross")
+    m.put(12, 9, "sanitizer")
+    m.put(20, 9, "sanitizer")
+    m.put(33, 9, "clock")
+    m.put(43, 9, "notice_board")
+    # side corridors
+    m.put(14, 26, "plant_big")
+    m.put(15, 26, "wheelchair")
+    m.put(45, 26, "plant_big")
+    m.put(44, 26, "iv_stand")
 
-    # ---- x-ray ---------------------------------------------------------------------------
-    m.put(3, 15, "xray_viewer")
-    m.put(4, 15, "xray_viewer")
-    m.put(12, 15, "sign_radiation")
-    m.block(5, 19, [["xray_l", "xray_r"]])
-    m.block(9, 16, [["console_l", "console_r"]])
-    m.put(9, 17, "office_chair_up")
-    m.put(8, 17, "lead_screen")
-    m.put(2, 16, "coat_rack")
-    m.put(2, 22, "plant_big")
-    m.put(12, 22, "trash_bin")
-    m.put(13, 18, "plaque_xray")
-    m.point("xray_machine", "equipment", 5, 19, room="imaging_xray", station="xray_station")
-    m.point("xray_station", "station", 5, 20, room="imaging_xray", facing="up",
+    # ---- x-ray ------------------------------------------------------------------------------
+    m.put(3, 13, "xray_viewer")
+    m.put(4, 13, "xray_viewer")
+    m.put(12, 13, "sign_radiation")
+    m.block(5, 17, [["xray_l", "xray_r"]])
+    m.block(9, 14, [["console_l", "console_r"]])
+    m.put(9, 15, "office_chair_up")
+    m.put(8, 15, "lead_screen")
+    m.put(2, 14, "coat_rack")
+    m.put(2, 19, "plant_big")
+    m.put(12, 19, "trash_bin")
+    m.put(13, 16, "plaque_xray")
+    m.point("xray_machine", "equipment", 5, 17, room="imaging_xray", station="xray_station")
+    m.point("xray_station", "station", 5, 18, room="imaging_xray", facing="up",
             equipment="xray_machine")
 
-    # ---- CT / MRI ----------------------------------------------------------------------
-    m.put(3, 23, "sign_radiation")
-    m.block(5, 24, [["scanner_tl", "scanner_tr"], ["scanner_bl", "scanner_br"],
+    # ---- CT / MRI ----------------------------------------------------------------------------
+    m.put(3, 20, "sign_radiation")
+    m.block(5, 21, [["scanner_tl", "scanner_tr"], ["scanner_bl", "scanner_br"],
                     ["scanner_table_l", "scanner_table_r"]])
-    m.block(9, 24, [["console_l", "console_r"]])
-    m.put(9, 25, "office_chair_up")
-    m.put(2, 30, "plant_big")
-    m.put(12, 30, "plant_small")
-    m.put(13, 26, "plaque_ct_mri")
-    m.point("ct_scanner", "equipment", 6, 25, room="imaging_ct_mri", station="ct_station")
-    m.point("ct_station", "station", 7, 25, room="imaging_ct_mri", facing="left",
+    m.block(9, 21, [["console_l", "console_r"]])
+    m.put(9, 22, "office_chair_up")
+    m.put(2, 26, "plant_big")
+    m.put(12, 26, "plant_small")
+    m.put(13, 23, "plaque_ct_mri")
+    m.point("ct_scanner", "equipment", 6, 22, room="imaging_ct_mri", station="ct_station")
+    m.point("ct_station", "station", 7, 22, room="imaging_ct_mri", facing="left",
             equipment="ct_scanner")
 
-    # ---- reception ---------------------------------------------------------------------
-    m.fl(22, 30, "mat_l")
-    m.fl(23, 30, "mat_r")
-    m.block(20, 24, [["reception_l", "reception_pc", "reception_m", "reception_info",
+    # ---- reception ----------------------------------------------------------------------------
+    m.fl(22, 26, "mat_l")
+    m.fl(23, 26, "mat_r")
+    m.block(20, 21, [["reception_l", "reception_pc", "reception_m", "reception_info",
                       "reception_m", "reception_r"]])
-    m.put(22, 23, "office_chair_down")
-    m.put(20, 15, "sign_redcross")
-    m.put(26, 15, "notice_board")
-    m.put(24, 15, "plaque_reception")
-    m.put(17, 16, "plant_big")
-    m.put(28, 16, "water_cooler")
-    m.put(17, 30, "plant_big")
-    m.put(28, 30, "plant_big")
-    m.put(17, 26, "wheelchair")
-    m.point("reception_desk", "station", 23, 25, room="reception", facing="up")
+    m.put(22, 20, "office_chair_down")
+    m.put(20, 13, "sign_redcross")
+    m.put(24, 13, "plaque_reception")
+    m.put(26, 13, "notice_board")
+    m.block(18, 14, [["filing_cabinet", "plant_small"]])
+    m.put(17, 14, "plant_big")
+    m.put(28, 14, "water_cooler")
+    m.put(27, 14, "plant_small")
+    m.put(17, 26, "plant_big")
+    m.put(28, 26, "plant_big")
+    m.put(17, 23, "wheelchair")
+    m.put(17, 24, "wheelchair")
+    m.put(26, 18, "sanitizer_stand")
+    m.point("reception_desk", "station", 23, 22, room="reception", facing="up")
 
-    # ---- waiting -----------------------------------------------------------------------
-    m.rug(33, 20, 4, 3)
-    m.block(34, 21, [["coffee_table_l", "coffee_table_r"]])
-    waits = [(34, 20, "down"), (35, 20, "down"), (33, 21, "right"), (36, 21, "left"),
-             (34, 22, "up"), (35, 22, "up"), (42, 18, "left"), (42, 19, "left")]
+    # ---- waiting ------------------------------------------------------------------------------
+    m.rug(33, 17, 4, 3)
+    m.block(34, 18, [["coffee_table_l", "coffee_table_r"]])
+    waits = [(34, 17, "down"), (35, 17, "down"), (33, 18, "right"), (36, 18, "left"),
+             (34, 19, "up"), (35, 19, "up"), (42, 17, "left"), (42, 18, "left")]
     for i, (x, y, f) in enumerate(waits, 1):
         m.put(x, y, "chair_" + f)
         m.point("waiting_%d" % i, "seat", x, y, room="waiting", facing=f)
-    m.put(34, 15, "tv")
-    m.put(37, 15, "plaque_waiting")
-    m.put(40, 15, "clock")
-    m.put(39, 16, "trash_bin")
-    m.put(40, 16, "vending_machine")
-    m.put(41, 16, "water_cooler")
-    m.put(30, 16, "plant_big")
-    m.put(30, 30, "plant_big")
-    m.put(42, 30, "plant_small")
-    m.rug(38, 26, 4, 3)
-    m.put(40, 27, "toy_blocks")
+    m.put(34, 13, "tv")
+    m.put(37, 13, "plaque_waiting")
+    m.put(40, 13, "clock")
+    m.put(39, 14, "trash_bin")
+    m.put(40, 14, "vending_machine")
+    m.put(41, 14, "water_cooler")
+    m.put(30, 14, "plant_big")
+    m.put(31, 14, "bookshelf")
+    m.put(30, 26, "plant_big")
+    m.put(42, 26, "plant_small")
+    m.put(42, 19, "plant_small")
+    m.rug(37, 22, 5, 3)
+    m.put(39, 23, "toy_blocks")
+    m.put(31, 23, "plant_small")
 
-    # ---- conference --------------------------------------------------------------------
-    m.put(51, 15, "whiteboard_l")
-    m.put(52, 15, "whiteboard_r")
-    m.put(55, 15, "clock")
-    m.block(51, 18, [["table_tl", "table_tr"], ["table_ml", "table_mr"], ["table_bl", "table_br"]])
-    seats = [(50, 18, "right"), (50, 20, "right"), (53, 18, "left"), (53, 20, "left")]
+    # ---- conference ---------------------------------------------------------------------------
+    m.put(51, 13, "whiteboard_l")
+    m.put(52, 13, "whiteboard_r")
+    m.put(55, 13, "clock")
+    m.block(51, 15, [["table_tl", "table_tr"], ["table_ml", "table_mr"], ["table_bl", "table_br"]])
+    seats = [(50, 15, "right"), (50, 17, "right"), (53, 15, "left"), (53, 17, "left")]
     for i, (x, y, f) in enumerate(seats, 1):
         m.put(x, y, "office_chair_" + f)
         m.point("conference_%d" % i, "station", x, y, room="conference", facing=f)
-    m.put(56, 16, "bookshelf")
-    m.put(57, 16, "plant_big")
-    m.put(47, 16, "plant_small")
-    m.put(57, 22, "plant_big")
-    m.put(46, 18, "plaque_conference")
-    m.point("doctor_spawn_1", "spawn", 48, 17, room="conference", facing="down", role="doctor")
-    m.point("doctor_spawn_2", "spawn", 48, 21, room="conference", facing="up", role="doctor")
-    m.point("doctor_spawn_3", "spawn", 55, 21, room="conference", facing="up", role="doctor")
+    m.put(56, 14, "bookshelf")
+    m.put(57, 14, "plant_big")
+    m.put(47, 14, "plant_small")
+    m.put(57, 19, "plant_big")
+    m.put(46, 15, "plaque_conference")
+    m.point("doctor_spawn_1", "spawn", 48, 15, room="conference", facing="down", role="doctor")
+    m.point("doctor_spawn_2", "spawn", 48, 18, room="conference", facing="up", role="doctor")
+    m.point("doctor_spawn_3", "spawn", 55, 18, room="conference", facing="up", role="doctor")
 
-    # ---- records -----------------------------------------------------------------------
-    m.block(48, 24, [["filing_cabinet", "filing_cabinet", "filing_cabinet", "binder_shelf",
+    # ---- records -----------------------------------------------------------------------------
+    m.block(48, 21, [["filing_cabinet", "filing_cabinet", "filing_cabinet", "binder_shelf",
                       "binder_shelf", "bookshelf", "filing_cabinet", "filing_cabinet",
                       "binder_shelf"]])
-    m.block(50, 27, [["binder_shelf", "bookshelf", "binder_shelf", "binder_shelf", "bookshelf"]])
-    m.block(55, 30, [["desk_pc_l", "desk_r"]])
-    m.put(55, 29, "office_chair_down")
-    m.put(57, 24, "plant_small")
-    m.put(47, 30, "plant_big")
-    m.put(46, 26, "plaque_records")
-    m.point("records_station", "station", 50, 25, room="records", facing="up")
+    m.block(50, 23, [["binder_shelf", "bookshelf", "binder_shelf", "binder_shelf", "bookshelf"]])
+    m.block(55, 26, [["desk_pc_l", "desk_r"]])
+    m.put(55, 25, "office_chair_down")
+    m.put(57, 21, "plant_small")
+    m.put(47, 26, "plant_big")
+    m.put(46, 23, "plaque_records")
+    m.point("records_station", "station", 50, 22, room="records", facing="up")
 
-    # ---- outdoors: the entrance forecourt --------------------------------------------------
-    for y in range(32, MH):
+    # ---- the facade ---------------------------------------------------------------------------
+    m.put(20, 27, "sign_redcross")
+    m.put(25, 27, "sign_hospital_l")
+    m.put(26, 27, "sign_hospital_r")
+    m.windows.update({(x, 27) for x in (3, 6, 9, 19, 32, 35, 38, 41, 50, 53, 56)})
+
+    # ---- outdoors: the entrance forecourt -------------------------------------------------------
+    for y in range(28, MH):
         m.put(10, y, "hedge")
         m.put(49, y, "hedge")
     for x in range(11, 49):
-        if x not in (22, 23):
+        if x not in (22, 23, 40, 41, 42):
             m.put(x, MH - 1, "hedge")
     for x in range(11, 49):
-        m.fl(x, 32, "path")
-    for y in range(32, MH):
+        m.fl(x, 28, "path")
+    for y in range(28, MH):
         m.fl(22, y, "path")
         m.fl(23, y, "path")
-    m.put(20, 31, "sign_redcross")
-    m.put(25, 31, "sign_hospital_l")
-    m.put(26, 31, "sign_hospital_r")
-    m.windows.update({(x, 31) for x in (3, 6, 9, 18, 27, 32, 35, 38, 41, 50, 53, 56)})
-    m.put(21, 33, "lamp_post")
-    m.put(24, 33, "lamp_post")
-    m.block(16, 34, [["bench_l", "bench_r"]])
-    m.block(28, 34, [["bench_l", "bench_r"]])
-    for x in (12, 13, 14, 31, 32, 33, 45, 46, 47):
-        m.put(x, 33, "flower_bed")
-    for (tx, ty) in ((12, 35), (34, 36), (43, 35)):
-        m.block(tx, ty, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
-    for (bx, by) in ((19, 37), (26, 37), (40, 34), (17, 37), (29, 37)):
+    # car park with an ambulance bay and a drive out through the hedge
+    for y in range(30, 37):
+        for x in range(31, 49):
+            m.fl(x, y, "asphalt")
+    for y in range(37, MH):
+        for x in (40, 41, 42):
+            m.fl(x, y, "asphalt")
+    for x in (31, 34, 37, 43, 46):
+        for y in (30, 31, 32):
+            m.fl(x, y, "asphalt_line")
+    m.fl(33, 33, "asphalt_cross")
+    m.block(32, 30, [["ambulance_tl", "ambulance_tr"], ["ambulance_ml", "ambulance_mr"],
+                     ["ambulance_bl", "ambulance_br"]])
+    m.block(38, 30, [["car_red_tl", "car_red_tr"], ["car_red_ml", "car_red_mr"],
+                     ["car_red_bl", "car_red_br"]])
+    m.block(44, 30, [["car_blue_tl", "car_blue_tr"], ["car_blue_ml", "car_blue_mr"],
+                     ["car_blue_bl", "car_blue_br"]])
+    # gardens
+    m.put(21, 29, "lamp_post")
+    m.put(24, 29, "lamp_post")
+    m.put(30, 29, "lamp_post")
+    for x in (12, 13, 14, 17, 18, 19, 25, 26, 27):
+        m.put(x, 29, "flower_bed")
+    m.block(15, 31, [["bench_l", "bench_r"]])
+    m.block(26, 31, [["bench_l", "bench_r"]])
+    m.block(12, 33, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
+    m.block(27, 35, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
+    m.block(16, 36, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
+    for (bx, by) in ((19, 33), (20, 37), (12, 37), (25, 33), (29, 33), (32, 38), (46, 38)):
         m.put(bx, by, "bush")
-    # the outside beyond the hedge
-    for (tx, ty) in ((2, 33), (6, 36), (52, 33), (56, 36), (0, 37)):
+    # beyond the hedge
+    for (tx, ty) in ((2, 29), (6, 33), (1, 36), (52, 29), (56, 33), (51, 36)):
         m.block(tx, ty, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
-    for (bx, by) in ((5, 33), (8, 38), (54, 38), (58, 33), (3, 38)):
+    for (bx, by) in ((5, 29), (8, 38), (4, 37), (55, 38), (58, 30), (54, 34)):
         m.put(bx, by, "bush")
 
-    # points at the front door
+    # points at the front gate
     m.point("entrance_spawn", "spawn", 22, 38, room="entrance", facing="up", role="patient")
     m.point("entrance_exit", "exit", 23, 38, room="entrance", facing="down")
 
-    # no floor under walls; resolve wall tiles
     m.resolve_walls()
     for y in range(MH):
         for x in range(MW):

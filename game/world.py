@@ -123,7 +123,9 @@ class World:
         if not self.consult_rooms:
             raise MapError(f"{m.path}: no consultation seats (points consult_N_doctor / consult_N_patient)")
 
-    def reset(self, seed: int) -> None:
+    def reset(self, seed: int, *, case_order: list[int] | None = None) -> None:
+        """Start the shift again. Patients get cases in a seeded random order, or in
+        ``case_order`` (indices into ``cases``; replay uses the logged order)."""
         self.seed = seed
         self.rng = random.Random(seed)
         self.t = 0.0
@@ -141,7 +143,7 @@ class World:
         self._spawn(Actor("technician", "technician", "technician", self.map.point("technician_spawn").tile))
         order = list(range(len(self.cases)))
         self.rng.shuffle(order)
-        self._case_order = order
+        self._case_order = list(case_order) if case_order is not None else order
 
     # -- events -----------------------------------------------------------------
     def _emit(self, event: Event, case_id: str | None = None) -> None:

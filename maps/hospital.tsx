@@ -1,6 +1,6 @@
 <?xml version="1.0" encoding="UTF-8"?>
-<tileset version="1.10" tiledversion="1.10.2" name="hospital" tilewidth="32" tileheight="32" tilecount="151" columns="8">
- <image source="../assets/tiles/hospital_tiles.png" width="256" height="608"/>
+<tileset version="1.10" tiledversion="1.10.2" name="hospital" tilewidth="32" tileheight="32" tilecount="173" columns="8">
+ <image source="../assets/tiles/hospital_tiles.png" width="256" height="704"/>
  <tile id="0">
   <properties>
    <property name="collides" type="bool" value="false"/>
@@ -528,534 +528,688 @@
  </tile>
  <tile id="75">
   <properties>
-   <property name="collides" type="bool" value="false"/>
-   <property name="kind" value="seat"/>
-   <property name="name" value="chair_down"/>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="furniture"/>
+   <property name="name" value="sanitizer_stand"/>
   </properties>
  </tile>
  <tile id="76">
   <properties>
    <property name="collides" type="bool" value="false"/>
    <property name="kind" value="seat"/>
-   <property name="name" value="chair_up"/>
+   <property name="name" value="chair_down"/>
   </properties>
  </tile>
  <tile id="77">
   <properties>
    <property name="collides" type="bool" value="false"/>
    <property name="kind" value="seat"/>
-   <property name="name" value="chair_left"/>
+   <property name="name" value="chair_up"/>
   </properties>
  </tile>
  <tile id="78">
   <properties>
    <property name="collides" type="bool" value="false"/>
    <property name="kind" value="seat"/>
-   <property name="name" value="chair_right"/>
+   <property name="name" value="chair_left"/>
   </properties>
  </tile>
  <tile id="79">
   <properties>
    <property name="collides" type="bool" value="false"/>
    <property name="kind" value="seat"/>
-   <property name="name" value="office_chair_down"/>
+   <property name="name" value="chair_right"/>
   </properties>
  </tile>
  <tile id="80">
   <properties>
    <property name="collides" type="bool" value="false"/>
    <property name="kind" value="seat"/>
-   <property name="name" value="office_chair_up"/>
+   <property name="name" value="office_chair_down"/>
   </properties>
  </tile>
  <tile id="81">
   <properties>
    <property name="collides" type="bool" value="false"/>
    <property name="kind" value="seat"/>
-   <property name="name" value="office_chair_left"/>
+   <property name="name" value="office_chair_up"/>
   </properties>
  </tile>
  <tile id="82">
   <properties>
    <property name="collides" type="bool" value="false"/>
    <property name="kind" value="seat"/>
-   <property name="name" value="office_chair_right"/>
+   <property name="name" value="office_chair_left"/>
   </properties>
  </tile>
  <tile id="83">
   <properties>
-   <property name="collides" type="bool" value="true"/>
-   <property name="kind" value="furniture"/>
-   <property name="name" value="reception_l"/>
+   <property name="collides" type="bool" value="false"/>
+   <property name="kind" value="seat"/>
+   <property name="name" value="office_chair_right"/>
   </properties>
  </tile>
  <tile id="84">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="reception_m"/>
+   <property name="name" value="reception_l"/>
   </properties>
  </tile>
  <tile id="85">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="reception_r"/>
+   <property name="name" value="reception_m"/>
   </properties>
  </tile>
  <tile id="86">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="reception_pc"/>
+   <property name="name" value="reception_r"/>
   </properties>
  </tile>
  <tile id="87">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="reception_info"/>
+   <property name="name" value="reception_pc"/>
   </properties>
  </tile>
  <tile id="88">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="desk_l"/>
+   <property name="name" value="reception_info"/>
   </properties>
  </tile>
  <tile id="89">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="desk_r"/>
+   <property name="name" value="desk_l"/>
   </properties>
  </tile>
  <tile id="90">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="desk_pc_l"/>
+   <property name="name" value="desk_r"/>
   </properties>
  </tile>
  <tile id="91">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="desk_pc_r"/>
+   <property name="name" value="desk_pc_l"/>
   </properties>
  </tile>
  <tile id="92">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="exam_bed_top"/>
+   <property name="name" value="desk_pc_r"/>
   </properties>
  </tile>
  <tile id="93">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="exam_bed_bottom"/>
+   <property name="name" value="exam_bed_top"/>
   </properties>
  </tile>
  <tile id="94">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="bed_top"/>
+   <property name="name" value="exam_bed_bottom"/>
   </properties>
  </tile>
  <tile id="95">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="bed_bottom"/>
+   <property name="name" value="bed_top"/>
   </properties>
  </tile>
  <tile id="96">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="plant_big"/>
+   <property name="name" value="bed_bottom"/>
   </properties>
  </tile>
  <tile id="97">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="plant_small"/>
+   <property name="name" value="plant_big"/>
   </properties>
  </tile>
  <tile id="98">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="bookshelf"/>
+   <property name="name" value="plant_small"/>
   </properties>
  </tile>
  <tile id="99">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="filing_cabinet"/>
+   <property name="name" value="bookshelf"/>
   </properties>
  </tile>
  <tile id="100">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="binder_shelf"/>
+   <property name="name" value="filing_cabinet"/>
   </properties>
  </tile>
  <tile id="101">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="table_tl"/>
+   <property name="name" value="binder_shelf"/>
   </properties>
  </tile>
  <tile id="102">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="table_tr"/>
+   <property name="name" value="table_tl"/>
   </properties>
  </tile>
  <tile id="103">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="table_ml"/>
+   <property name="name" value="table_tr"/>
   </properties>
  </tile>
  <tile id="104">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="table_mr"/>
+   <property name="name" value="table_ml"/>
   </properties>
  </tile>
  <tile id="105">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="table_bl"/>
+   <property name="name" value="table_mr"/>
   </properties>
  </tile>
  <tile id="106">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="table_br"/>
+   <property name="name" value="table_bl"/>
   </properties>
  </tile>
  <tile id="107">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="coffee_table_l"/>
+   <property name="name" value="table_br"/>
   </properties>
  </tile>
  <tile id="108">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="coffee_table_r"/>
+   <property name="name" value="coffee_table_l"/>
   </properties>
  </tile>
  <tile id="109">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="bedside_table"/>
+   <property name="name" value="coffee_table_r"/>
   </properties>
  </tile>
  <tile id="110">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="medicine_cabinet"/>
+   <property name="name" value="bedside_table"/>
   </properties>
  </tile>
  <tile id="111">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="water_cooler"/>
+   <property name="name" value="medicine_cabinet"/>
   </properties>
  </tile>
  <tile id="112">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="vending_machine"/>
+   <property name="name" value="water_cooler"/>
   </properties>
  </tile>
  <tile id="113">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="trash_bin"/>
+   <property name="name" value="vending_machine"/>
   </properties>
  </tile>
  <tile id="114">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="coat_rack"/>
+   <property name="name" value="trash_bin"/>
   </properties>
  </tile>
  <tile id="115">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="stool"/>
+   <property name="name" value="coat_rack"/>
   </properties>
  </tile>
  <tile id="116">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="toy_blocks"/>
+   <property name="name" value="stool"/>
   </properties>
  </tile>
  <tile id="117">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="sink"/>
+   <property name="name" value="toy_blocks"/>
   </properties>
  </tile>
  <tile id="118">
   <properties>
    <property name="collides" type="bool" value="true"/>
-   <property name="kind" value="equipment"/>
-   <property name="name" value="lab_bench"/>
+   <property name="kind" value="furniture"/>
+   <property name="name" value="sink"/>
   </properties>
  </tile>
  <tile id="119">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lab_bench_end_l"/>
+   <property name="name" value="lab_bench"/>
   </properties>
  </tile>
  <tile id="120">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lab_bench_end_r"/>
+   <property name="name" value="lab_bench_end_l"/>
   </properties>
  </tile>
  <tile id="121">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lab_bench_microscope"/>
+   <property name="name" value="lab_bench_end_r"/>
   </properties>
  </tile>
  <tile id="122">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lab_bench_tubes"/>
+   <property name="name" value="lab_bench_microscope"/>
   </properties>
  </tile>
  <tile id="123">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lab_bench_sink"/>
+   <property name="name" value="lab_bench_tubes"/>
   </properties>
  </tile>
  <tile id="124">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lab_bench_centrifuge"/>
+   <property name="name" value="lab_bench_sink"/>
   </properties>
  </tile>
  <tile id="125">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lab_fridge"/>
+   <property name="name" value="lab_bench_centrifuge"/>
   </properties>
  </tile>
  <tile id="126">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="biohazard_bin"/>
+   <property name="name" value="lab_fridge"/>
   </properties>
  </tile>
  <tile id="127">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="ecg_machine"/>
+   <property name="name" value="biohazard_bin"/>
   </properties>
  </tile>
  <tile id="128">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="iv_stand"/>
+   <property name="name" value="ecg_machine"/>
   </properties>
  </tile>
  <tile id="129">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="wheelchair"/>
+   <property name="name" value="iv_stand"/>
   </properties>
  </tile>
  <tile id="130">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="xray_l"/>
+   <property name="name" value="wheelchair"/>
   </properties>
  </tile>
  <tile id="131">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="xray_r"/>
+   <property name="name" value="xray_l"/>
   </properties>
  </tile>
  <tile id="132">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="lead_screen"/>
+   <property name="name" value="xray_r"/>
   </properties>
  </tile>
  <tile id="133">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="scanner_tl"/>
+   <property name="name" value="lead_screen"/>
   </properties>
  </tile>
  <tile id="134">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="scanner_tr"/>
+   <property name="name" value="scanner_tl"/>
   </properties>
  </tile>
  <tile id="135">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="scanner_bl"/>
+   <property name="name" value="scanner_tr"/>
   </properties>
  </tile>
  <tile id="136">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="scanner_br"/>
+   <property name="name" value="scanner_bl"/>
   </properties>
  </tile>
  <tile id="137">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="scanner_table_l"/>
+   <property name="name" value="scanner_br"/>
   </properties>
  </tile>
  <tile id="138">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="scanner_table_r"/>
+   <property name="name" value="scanner_table_l"/>
   </properties>
  </tile>
  <tile id="139">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="console_l"/>
+   <property name="name" value="scanner_table_r"/>
   </properties>
  </tile>
  <tile id="140">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="equipment"/>
-   <property name="name" value="console_r"/>
+   <property name="name" value="console_l"/>
   </properties>
  </tile>
  <tile id="141">
   <properties>
    <property name="collides" type="bool" value="true"/>
-   <property name="kind" value="plant"/>
-   <property name="name" value="hedge"/>
+   <property name="kind" value="equipment"/>
+   <property name="name" value="console_r"/>
   </properties>
  </tile>
  <tile id="142">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="plant"/>
-   <property name="name" value="bush"/>
+   <property name="name" value="hedge"/>
   </properties>
  </tile>
  <tile id="143">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="plant"/>
-   <property name="name" value="tree_tl"/>
+   <property name="name" value="bush"/>
   </properties>
  </tile>
  <tile id="144">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="plant"/>
-   <property name="name" value="tree_tr"/>
+   <property name="name" value="tree_tl"/>
   </properties>
  </tile>
  <tile id="145">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="plant"/>
-   <property name="name" value="tree_bl"/>
+   <property name="name" value="tree_tr"/>
   </properties>
  </tile>
  <tile id="146">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="plant"/>
-   <property name="name" value="tree_br"/>
+   <property name="name" value="tree_bl"/>
   </properties>
  </tile>
  <tile id="147">
   <properties>
    <property name="collides" type="bool" value="true"/>
-   <property name="kind" value="furniture"/>
-   <property name="name" value="bench_l"/>
+   <property name="kind" value="plant"/>
+   <property name="name" value="tree_br"/>
   </properties>
  </tile>
  <tile id="148">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="bench_r"/>
+   <property name="name" value="bench_l"/>
   </properties>
  </tile>
  <tile id="149">
   <properties>
    <property name="collides" type="bool" value="true"/>
    <property name="kind" value="furniture"/>
-   <property name="name" value="lamp_post"/>
+   <property name="name" value="bench_r"/>
   </properties>
  </tile>
  <tile id="150">
   <properties>
    <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="furniture"/>
+   <property name="name" value="lamp_post"/>
+  </properties>
+ </tile>
+ <tile id="151">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
    <property name="kind" value="plant"/>
    <property name="name" value="flower_bed"/>
+  </properties>
+ </tile>
+ <tile id="152">
+  <properties>
+   <property name="collides" type="bool" value="false"/>
+   <property name="kind" value="floor"/>
+   <property name="name" value="asphalt"/>
+  </properties>
+ </tile>
+ <tile id="153">
+  <properties>
+   <property name="collides" type="bool" value="false"/>
+   <property name="kind" value="floor"/>
+   <property name="name" value="asphalt_line"/>
+  </properties>
+ </tile>
+ <tile id="154">
+  <properties>
+   <property name="collides" type="bool" value="false"/>
+   <property name="kind" value="floor"/>
+   <property name="name" value="asphalt_cross"/>
+  </properties>
+ </tile>
+ <tile id="155">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="ambulance_tl"/>
+  </properties>
+ </tile>
+ <tile id="156">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="ambulance_tr"/>
+  </properties>
+ </tile>
+ <tile id="157">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="ambulance_ml"/>
+  </properties>
+ </tile>
+ <tile id="158">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="ambulance_mr"/>
+  </properties>
+ </tile>
+ <tile id="159">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="ambulance_bl"/>
+  </properties>
+ </tile>
+ <tile id="160">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="ambulance_br"/>
+  </properties>
+ </tile>
+ <tile id="161">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_red_tl"/>
+  </properties>
+ </tile>
+ <tile id="162">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_red_tr"/>
+  </properties>
+ </tile>
+ <tile id="163">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_red_ml"/>
+  </properties>
+ </tile>
+ <tile id="164">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_red_mr"/>
+  </properties>
+ </tile>
+ <tile id="165">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_red_bl"/>
+  </properties>
+ </tile>
+ <tile id="166">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_red_br"/>
+  </properties>
+ </tile>
+ <tile id="167">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_blue_tl"/>
+  </properties>
+ </tile>
+ <tile id="168">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_blue_tr"/>
+  </properties>
+ </tile>
+ <tile id="169">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_blue_ml"/>
+  </properties>
+ </tile>
+ <tile id="170">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_blue_mr"/>
+  </properties>
+ </tile>
+ <tile id="171">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_blue_bl"/>
+  </properties>
+ </tile>
+ <tile id="172">
+  <properties>
+   <property name="collides" type="bool" value="true"/>
+   <property name="kind" value="vehicle"/>
+   <property name="name" value="car_blue_br"/>
   </properties>
  </tile>
 </tileset>

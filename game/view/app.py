@@ -1,0 +1,288 @@
+"""The simulation screen: camera, sprites, speech bubbles, dialogue panel, HUD, popups,
+pause and speed. Reads the world; never changes it (beyond stepping it)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pygame
+
+from game.view.camera import Camera
+from game.view.render import ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble, wrap
+from game.world import World
+
+__all__ = ["SimulationScreen", "run_window"]
+
+SPEEDS = (1, 2, 4, 8)
+PANEL_W = 380
+HUD_H = 34
+
+
+def _clock_text(t: float) -> str:
+    minutes = int(t // 60)
+    return f"{8 + minutes // 60:02d}:{minutes % 60:02d}:{int(t % 60):02d}"
+
+
+class SimulationScreen:
+    def __init__(self, world: World, map_path: Path, assets: Path, size: tuple[int, int], title: str = "medsim"):
+        self.world = world
+        self.size = size
+        self.title = title
+        self.map_img = MapImage(map_path)
+        self.sprites = SpriteBank(assets / "sprites")
+        self.text = TextCache()
+        ts = self.map_img.tile
+        self.ts = ts
+        self.cam = Camera(size[0] - PANEL_W, size[1] - HUD_H, world.map.width * ts, world.map.height * ts)
+        self.cam.zoom_i = 2
+        sp = world.map.point("entrance_spawn").tile
+        self.cam.centre_on((sp.x + 0.5) * ts, (sp.y + 0.5) * ts)
+        self.paused = False
+        self.speed_i = 1
+        self.selected: str | None = None
+        self.scroll = 0  # dialogue lines scrolled up from the bottom
+        self.running = True
+
+    # -- input ------------------------------------------------------------------
+    def handle(self, ev: pygame.event.Event) -> None:
+        if ev.type == pygame.QUIT:
+            self.running = False
+        elif ev.type == pygame.KEYDOWN:
+            k = ev.key
+            if k in (pygame.K_ESCAPE, pygame.K_q):
+                if self.selected and k == pygame.K_ESCAPE:
+                    self.selected, self.cam.follow = None, None
+                else:
+                    self.running = False
+            elif k == pygame.K_SPACE:
+                self.paused = not self.paused
+            elif k in (pygame.K_1, pygame.K_2, pygame.K_3, pygame.K_4):
+                self.speed_i = k - pygame.K_1
+            elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
+                self.cam.zoom_by(1)
+            elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
+                self.cam.zoom_by(-1)
+            elif k == pygame.K_TAB:
+                ids = [a.id for a in self._visible_actors()]
+                if ids:
+                    i = (ids.index(self.selected) + 1) % len(ids) if self.selected in ids else 0
+                    self.select(ids[i])
+            elif k == pygame.K_f and self.selected:
+                self.cam.follow = None if self.cam.follow else self.selected
+            elif k == pygame.K_PAGEUP:
+                self.scroll += 5
+            elif k == pygame.K_PAGEDOWN:
+                self.scroll = max(0, self.scroll - 5)
+        elif ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1:
+            if ev.pos[0] < self.cam.view_w and ev.pos[1] > HUD_H:
+                self.click(ev.pos[0], ev.pos[1] - HUD_H)
+        elif ev.type == pygame.MOUSEWHEEL:
+            if pygame.mouse.get_pos()[0] >= self.cam.view_w:
+                self.scroll = max(0, self.scroll + ev.y * 2)
+            else:
+                self.cam.zoom_by(1 if ev.y > 0 else -1)
+
+    def select(self, actor_id: str | None) -> None:
+        self.selected = actor_id
+        self.cam.follow = actor_id
+        self.scroll = 0
+
+    def click(self, sx: int, sy: int) -> None:
+        wx, wy = self.cam.to_world(sx, sy)
+        best, dist = None, (self.ts * 0.9) ** 2
+        for a in self._visible_actors():
+            ax, ay = a.render_pos()
+            d = ((ax + 0.5) * self.ts - wx) ** 2 + ((ay + 0.4) * self.ts - wy) ** 2
+            if d < dist:
+                best, dist = a.id, d
+        self.select(best)
+
+    def _visible_actors(self) -> list[Any]:
+        return sorted((a for a in self.world.actors.values() if a.present), key=lambda a: a.id)
+
+    # -- update -----------------------------------------------------------------
+    def update(self, real_dt: float) -> None:
+        keys = pygame.key.get_pressed() if pygame.display.get_init() else None
+        if keys is not None:
+            pan = 600 * real_dt
+            dx = (keys[pygame.K_RIGHT] or keys[pygame.K_d]) - (keys[pygame.K_LEFT] or keys[pygame.K_a])
+            dy = (keys[pygame.K_DOWN] or keys[pygame.K_s]) - (keys[pygame.K_UP] or keys[pygame.K_w])
+            if dx or dy:
+                self.cam.pan(dx * pan, dy * pan)
+        if not self.paused:
+            sim_dt = min(real_dt, 0.1) * SPEEDS[self.speed_i]
+            # sub-steps keep walking smooth at 8x
+            n = max(1, int(sim_dt / 0.1 + 0.999))
+            for _ in range(n):
+                self.world.step(sim_dt / n)
+        if self.cam.follow and self.cam.follow in self.world.actors:
+            ax, ay = self.world.actors[self.cam.follow].render_pos()
+            self.cam.centre_on((ax + 0.5) * self.ts, (ay + 0.5) * self.ts)
+
+    # -- drawing ----------------------------------------------------------------
+    def draw(self, screen: pygame.Surface) -> None:
+        screen.fill((18, 20, 26))
+        view = screen.subsurface(pygame.Rect(0, HUD_H, self.cam.view_w, self.cam.view_h))
+        self._draw_map(view)
+        self._draw_actors(view)
+        self._draw_popups(view)
+        self._draw_selected_info(view)
+        self._draw_hud(screen)
+        self._draw_panel(screen)
+
+    def _draw_map(self, view: pygame.Surface) -> None:
+        z = self.cam.zoom
+        img = self.map_img.at(z)
+        left, top = self.cam.to_world(0, 0)
+        view.blit(img, (0, 0), pygame.Rect(int(left * z), int(top * z), self.cam.view_w, self.cam.view_h))
+        if z >= 0.75:
+            for room in self.world.map.rooms.values():
+                if room.name.startswith("corridor") or room.name == "entrance":
+                    continue
+                sx, sy = self.cam.to_screen(room.rect.x0 * self.ts + 4, room.rect.y0 * self.ts + 2)
+                if -200 < sx < self.cam.view_w and -20 < sy < self.cam.view_h:
+                    label = self.text.render(room.name.replace("_", " ").upper(), 16, (255, 255, 255))
+                    bg = pygame.Rect(sx - 2, sy - 1, label.get_width() + 4, label.get_height() + 2)
+                    draw_box(view, bg, (40, 50, 70), (40, 50, 70), radius=3, alpha=170)
+                    view.blit(label, (sx, sy))
+
+    def _draw_actors(self, view: pygame.Surface) -> None:
+        z = self.cam.zoom
+        ts = self.ts
+        bubbles = []
+        for a in sorted(self._visible_actors(), key=lambda a: a.render_pos()[1]):
+            ax, ay = a.render_pos()
+            sx, sy = self.cam.to_screen(ax * ts, ay * ts)
+            size = int(ts * z)
+            if sx < -size or sy < -size or sx > self.cam.view_w + size or sy > self.cam.view_h + size:
+                continue
+            step = 0
+            if a.moving:
+                step = 1 + int((a.walked + a.progress) * 2) % 2
+            if a.id == self.selected:
+                pygame.draw.ellipse(view, (255, 230, 80), pygame.Rect(sx + 2, sy + size - size // 4, size - 4, size // 3), 2)
+            view.blit(self.sprites.get(a.sprite, a.facing, step, z), (sx, sy))
+            role = "measurement" if a.role == "technician" else a.role
+            if a.state == "thinking":
+                bubbles.append((a, (sx + size // 2, sy), role, True))
+            elif a.speech:
+                bubbles.append((a, (sx + size // 2, sy), role, False))
+        for a, anchor, role, thinking in bubbles:
+            draw_bubble(view, self.text, a.speech or "", anchor, ACCENT.get(role, INK), thinking)
+
+    def _draw_popups(self, view: pygame.Surface) -> None:
+        recent = [n for n in self.world.notices if self.world.t - n.t < 8.0][-3:]
+        y = view.get_height() - 10
+        for n in reversed(recent):
+            lines = wrap(n.text, 56, 3)
+            h = 26 + 18 * len(lines)
+            rect = pygame.Rect(10, y - h, 440, h)
+            colour = (110, 200, 120) if "correct" in n.title else (230, 120, 100) if n.kind == "diagnosis" else (120, 170, 240)
+            draw_box(view, rect, PAPER, colour, radius=8, alpha=235)
+            view.blit(self.text.render(n.title, 20, INK), (rect.x + 10, rect.y + 6))
+            for i, line in enumerate(lines):
+                view.blit(self.text.render(line, 18, (60, 60, 70)), (rect.x + 10, rect.y + 26 + i * 18))
+            y -= h + 8
+
+    def _draw_selected_info(self, view: pygame.Surface) -> None:
+        a = self.world.actors.get(self.selected) if self.selected else None
+        if a is None:
+            return
+        enc = next((e for e in self.world.encounters if e.case.id == a.case_id), None)
+        lines = [f"{a.id} ({a.role})", f"state: {a.state}", f"doing: {a.purpose or '-'}"]
+        if a.case_id:
+            lines.append(f"case: {a.case_id}")
+        if enc is not None:
+            lines.append(f"{enc.case.demographics}")
+            lines.append(f"phase: {enc.phase}")
+        rect = pygame.Rect(view.get_width() - 290, view.get_height() - 20 - 20 * len(lines), 280, 20 * len(lines) + 10)
+        draw_box(view, rect, PAPER, (255, 230, 80), radius=8, alpha=235)
+        for i, line in enumerate(lines):
+            view.blit(self.text.render(line[:40], 19, INK), (rect.x + 10, rect.y + 6 + 20 * i))
+
+    def _draw_hud(self, screen: pygame.Surface) -> None:
+        pygame.draw.rect(screen, (36, 42, 58), pygame.Rect(0, 0, screen.get_width(), HUD_H))
+        s = self.world.stats()
+        acc = "-" if s["accuracy"] is None else f"{s['accuracy']:.0%}"
+        state = "PAUSED" if self.paused else f"{SPEEDS[self.speed_i]}x"
+        thinking = sum(1 for a in self.world.actors.values() if a.state == "thinking")
+        text = (f"{self.title}   {_clock_text(self.world.t)}   {state}   patients {s['patients']}/"
+                f"{self.world.config.patients}   seen {s['seen']}   correct {s['correct']}   accuracy {acc}   "
+                f"thinking {thinking}")
+        screen.blit(self.text.render(text, 22, (235, 238, 245)), (10, 9))
+
+    def _dialogue(self) -> tuple[str, list[tuple[str, str]]]:
+        enc = None
+        a = self.world.actors.get(self.selected) if self.selected else None
+        if a is not None and a.case_id:
+            enc = next((e for e in self.world.encounters if e.case.id == a.case_id), None)
+        if enc is None or enc.sink is None:
+            started = [e for e in self.world.encounters if e.sink is not None]
+            enc = started[-1] if started else None
+        if enc is None or enc.sink is None:
+            return "Dialogue", []
+        who = {"doctor": "Doctor", "patient": "Patient", "measurement": "Technician"}
+        return (f"{enc.case.id}: {enc.case.demographics}",
+                [(u.speaker, f"{who.get(u.speaker, u.speaker)}: {u.text}") for u in enc.sink.utterances])
+
+    def _draw_panel(self, screen: pygame.Surface) -> None:
+        x0 = screen.get_width() - PANEL_W
+        rect = pygame.Rect(x0, HUD_H, PANEL_W, screen.get_height() - HUD_H)
+        pygame.draw.rect(screen, PANEL, rect)
+        title, items = self._dialogue()
+        screen.blit(self.text.render(title[:44], 21, (255, 255, 255)), (x0 + 12, HUD_H + 10))
+        lines: list[tuple[str, str]] = []
+        for speaker, text in items:
+            for i, line in enumerate(wrap(text, 46)):
+                lines.append((speaker if i == 0 else "", line))
+            lines.append(("", ""))
+        per = 18
+        room = (rect.height - 44) // per
+        end = max(0, len(lines) - self.scroll)
+        start = max(0, end - room)
+        y = HUD_H + 38
+        for speaker, line in lines[start:end]:
+            colour = ACCENT.get(speaker, PANEL_TEXT) if speaker else PANEL_TEXT
+            screen.blit(self.text.render(line, 18, colour), (x0 + 12, y))
+            y += per
+
+
+def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = False, frames: int | None = None,
+               screenshot: Path | None = None, size: tuple[int, int] = (1280, 720), speed: int = 2,
+               select: str | None = None, title: str = "medsim", fixed_dt: float | None = None) -> dict[str, Any]:
+    """Open the window (or the SDL dummy driver when ``headless``) and run the loop.
+    Returns frame-time figures."""
+    if headless:
+        os.environ["SDL_VIDEODRIVER"] = "dummy"
+        os.environ["SDL_AUDIODRIVER"] = "dummy"
+    pygame.init()
+    try:
+        screen = pygame.display.set_mode(size)  # before load_pygame: it converts images
+        pygame.display.set_caption(title)
+        ui = SimulationScreen(world, map_path, assets, size, title)
+        ui.speed_i = SPEEDS.index(speed) if speed in SPEEDS else 1
+        if select:
+            ui.select(select)
+        clock = pygame.time.Clock()
+        times: list[float] = []
+        n = 0
+        while ui.running and (frames is None or n < frames):
+            real_dt = fixed_dt if fixed_dt is not None else (clock.tick(60) / 1000.0)
+            t0 = time.perf_counter()
+            for ev in pygame.event.get():
+                ui.handle(ev)
+            ui.update(real_dt)
+            ui.draw(screen)
+            pygame.display.flip()
+            times.append(time.perf_counter() - t0)
+            n += 1
+        if screenshot:
+            Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+            pygame.image.save(screen, str(screenshot))
+        times.sort()
+        return {"frames": n, "p50_ms": 1000 * times[len(times) // 2] if times else 0.0,
+                "p95_ms": 1000 * times[int(len(times) * 0.95)] if times else 0.0}
+    finally:
+        pygame.quit()
