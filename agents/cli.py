@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--frames", type=int, default=None, help="stop after N frames")
     pl.add_argument("--screenshot", type=Path, default=None, help="save the last frame as PNG")
     pl.add_argument("--fixed-dt", type=float, default=None, help="real seconds per frame (default: measured)")
+    pl.add_argument("--zoom", type=float, default=None, help="0.5, 0.75, 1, 1.5 or 2")
     _add_llm_args(pl, "local")
 
     rp = sub.add_parser("replay", help="play a benchmarked case (or a whole run) in the hospital")
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--frames", type=int, default=None)
     rp.add_argument("--screenshot", type=Path, default=None)
     rp.add_argument("--fixed-dt", type=float, default=None)
+    rp.add_argument("--zoom", type=float, default=None)
 
     v = sub.add_parser("cases", help="validate a case set and list its cases")
     v.add_argument("spec", help="registered name or JSONL path")
@@ -193,7 +195,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
             stats = run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless,
                                frames=args.frames, screenshot=args.screenshot, speed=args.speed,
-                               fixed_dt=args.fixed_dt)
+                               fixed_dt=args.fixed_dt, zoom=args.zoom)
     finally:
         runner.close()
         pool.close()
@@ -214,7 +216,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless, frames=args.frames,
                screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt,
-               title=f"medsim replay: {args.run_dir.name}")
+               title=f"medsim replay: {args.run_dir.name}", zoom=args.zoom)
     for r in world.finished:
         print(f"{r.case_id}: {r.status}, diagnosis {r.diagnosis!r}, correct {r.correct}")
     return 0

@@ -17,7 +17,6 @@ hash of the pixel position, so every run writes byte-identical files.
 from __future__ import annotations
 
 import os
-import random
 from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -29,9 +28,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 T = 32          # tile size in px
 COLS = 8        # tiles per row in the tilesheet
-
-# The only random source allowed; used for nothing that changes between runs.
-RNG = random.Random(1234)
 
 # --------------------------------------------------------------------------------------
 # palette
@@ -367,7 +363,6 @@ def floor_squares(base, grout, hi, lo, salt):
     for o in (0, 16):
         hline(s, 0, 31, o, grout)
         vline(s, o, 0, 31, grout)
-        hline(s, o + 1, o + 14, o + 1, hi) if False else None
     for ox in (0, 16):
         for oy in (0, 16):
             hline(s, ox + 1, ox + 15, oy + 1, hi)
@@ -413,29 +408,29 @@ def floor_wood():
 
 def floor_lobby():
     s = surf()
-    cream, tan = (238, 226, 202), (214, 194, 162)
-    terra, terra_hi = (196, 110, 80), (224, 146, 110)
+    cream, tan = (240, 230, 208), (226, 210, 180)
+    terra, terra_hi, terra_lo = (206, 136, 100), (228, 170, 130), (176, 112, 84)
     for y in range(T):
         for x in range(T):
             c = cream if ((x // 16) + (y // 16)) % 2 == 0 else tan
             if nz(x, y, 5) < 0.05:
-                c = sh(c, 0.95)
+                c = sh(c, 0.96)
             P(s, x, y, c)
     for o in (0, 16):
-        hline(s, 0, 31, o, (196, 178, 150))
-        vline(s, o, 0, 31, (196, 178, 150))
-    # diamonds on the centre and the tile corners (they complete across tiles)
-    for cx, cy in ((16, 16), (0, 0), (32, 0), (0, 32), (32, 32)):
-        for y in range(cy - 5, cy + 6):
-            for x in range(cx - 5, cx + 6):
+        hline(s, 0, 31, o, (210, 194, 166))
+        vline(s, o, 0, 31, (210, 194, 166))
+    # small diamonds on the tile corners (they complete across tiles)
+    for cx, cy in ((0, 0), (32, 0), (0, 32), (32, 32)):
+        for y in range(cy - 4, cy + 5):
+            for x in range(cx - 4, cx + 5):
                 d = abs(x - cx) + abs(y - cy)
                 if 0 <= x < T and 0 <= y < T:
-                    if d <= 2:
+                    if d <= 1:
                         P(s, x, y, terra_hi)
-                    elif d <= 4:
+                    elif d <= 3:
                         P(s, x, y, terra)
-                    elif d == 5:
-                        P(s, x, y, (150, 84, 62))
+                    elif d == 4:
+                        P(s, x, y, terra_lo)
     return s
 
 
@@ -503,20 +498,27 @@ def floor_path():
 
 
 def floor_mat(side):
-    """Entrance mat, two tiles wide: side 'l' or 'r'."""
+    """Coir welcome mat inside the front door, two tiles wide: side 'l' or 'r'."""
     s = floor_lobby()
-    mat, mat_lo, mat_hi = (74, 82, 100), (56, 62, 78), (96, 104, 124)
-    x0 = 3 if side == "l" else 0
-    x1 = 31 if side == "l" else 28
-    R(s, x0, 3, x1 - x0 + 1, 26, INK)
-    R(s, x0 + 1, 4, x1 - x0 - 1, 24, mat)
-    for y in range(6, 27, 3):
-        hline(s, x0 + 2, x1 - 2, y, mat_lo)
-        hline(s, x0 + 2, x1 - 2, y + 1, mat_hi)
+    mat, mat_lo, mat_hi = (170, 120, 76), (146, 100, 62), (192, 144, 96)
+    x0 = 4 if side == "l" else 0
+    x1 = 31 if side == "l" else 27
+    R(s, x0, 5, x1 - x0 + 1, 24, INK)
+    R(s, x0 + (1 if side == "l" else 0), 6, x1 - x0, 22, mat)
+    for y in range(6, 28):
+        for x in range(x0 + 1, x1):
+            if (x + y) % 3 == 0:
+                P(s, x, y, mat_lo)
+            elif nz(x, y, 17) < 0.1:
+                P(s, x, y, mat_hi)
+    # a red border stripe
+    for y in (8, 25):
+        hline(s, x0 + (3 if side == "l" else 0), x1 - (3 if side == "r" else 0), y, RED_LO)
     if side == "l":
-        R(s, x0, 3, 1, 26, INK)
+        vline(s, x0 + 3, 8, 25, RED_LO)
     else:
-        R(s, x1, 3, 1, 26, INK)
+        vline(s, x1 - 3, 8, 25, RED_LO)
+    hline(s, x0, x1, 29, sh((226, 210, 180), 0.85))
     return s
 
 
@@ -740,40 +742,43 @@ def door_h(left_post=True, right_post=True):
 
 
 def door_v():
-    """Open doorway in a wall that runs north-south."""
+    """Open doorway in a wall that runs north-south (the wall above shows its face)."""
     s = floor_corridor()
-    R(s, 13, 0, 6, T, (160, 164, 174))
-    vline(s, 13, 0, 31, (128, 132, 144))
-    vline(s, 18, 0, 31, (136, 140, 150))
-    # jambs: the wall tops either side
-    R(s, 0, 0, T, 5, CAP)
-    hline(s, 0, 31, 5, INK)
-    hline(s, 0, 31, 6, (150, 156, 170))
-    R(s, 0, 27, T, 5, CAP)
-    hline(s, 0, 31, 26, INK)
-    hline(s, 0, 31, 27, CAP_HI)
-    vline(s, 0, 0, 5, CAP_LO)
-    vline(s, 0, 26, 31, CAP_LO)
-    # leaf folded against the top jamb
+    # threshold strip across the opening
+    R(s, 12, 0, 8, T, (168, 172, 182))
+    vline(s, 12, 0, 31, (132, 136, 148))
+    vline(s, 13, 0, 31, (196, 200, 208))
+    vline(s, 19, 0, 31, (140, 144, 154))
+    # shade under the wall face above
+    for y in range(0, 4):
+        hline(s, 0, 31, y, mix((140, 146, 160), s.get_at((0, 4)), y / 4.0))
+    # frame posts standing in the opening (seen from above)
+    frame = (168, 118, 76)
+    R(s, 0, 0, 3, 4, frame)
+    R(s, 29, 0, 3, 4, frame)
+    # the door leaf swung open against the wall below
     leaf, leaf_hi = (198, 146, 96), (222, 176, 124)
-    R(s, 19, 6, 12, 5, INK)
-    R(s, 20, 7, 10, 3, leaf)
-    hline(s, 20, 29, 7, leaf_hi)
-    P(s, 21, 9, YELLOW)
+    R(s, 20, 20, 11, 12, INK)
+    R(s, 21, 21, 9, 11, leaf)
+    hline(s, 21, 29, 21, leaf_hi)
+    R(s, 22, 24, 7, 3, sh(leaf, 0.9))
+    P(s, 22, 29, YELLOW)
     return s
 
 
 def door_front(side):
     """Glass sliding entrance door under a red-and-white awning, two tiles wide."""
     s = surf()
-    # floor: mat
-    R(s, 0, 0, T, T, (74, 82, 100))
-    for y in range(10, 31, 3):
-        hline(s, 0, 31, y, (58, 64, 80))
+    R(s, 0, 0, T, T, (176, 180, 190))
+    for y in range(T):
+        for x in range(T):
+            if nz(x, y, 18) < 0.08:
+                P(s, x, y, (164, 168, 178))
     # rails
-    hline(s, 0, 31, 9, (150, 156, 166))
-    hline(s, 0, 31, 30, (150, 156, 166))
-    hline(s, 0, 31, 31, INK)
+    hline(s, 0, 31, 9, (120, 126, 138))
+    hline(s, 0, 31, 10, (214, 218, 226))
+    hline(s, 0, 31, 29, (120, 126, 138))
+    hline(s, 0, 31, 30, (214, 218, 226))
     # glass panel slid to the side
     gx0 = 0 if side == "l" else 24
     R(s, gx0, 8, 8, 24, INK)
@@ -785,7 +790,6 @@ def door_front(side):
     for x in range(T):
         stripe = RED if ((x + (0 if side == "l" else 32)) // 6) % 2 == 0 else WHITE
         vline(s, x, 0, 5, stripe)
-        # scalloped lower edge
         if (x % 6) in (1, 2, 3, 4):
             P(s, x, 6, stripe)
     hline(s, 0, 31, 0, INK)
@@ -811,13 +815,14 @@ def sign_redcross():
 
 def plaque(txt, bg=(240, 240, 232), border=(48, 86, 150), fg=(36, 52, 96)):
     s = surf()
-    w = text_width(txt) + 6
+    tw = text_width(txt)
+    pad = 3 if tw + 6 <= 30 else 2
+    w = tw + 2 * pad
     x0 = (T - w) // 2
     R(s, x0, 11, w, 11, border)
     R(s, x0 + 1, 12, w - 2, 9, bg)
     hline(s, x0 + 1, x0 + w - 2, 12, (255, 255, 255))
-    draw_text(s, x0 + 3, 14, txt, fg)
-    P(s, x0 + 1, 11, border)
+    draw_text(s, x0 + pad, 14, txt, fg)
     return finish(s, dx=1, dy=1)
 
 
@@ -888,12 +893,10 @@ def eye_chart():
     s = surf()
     box(s, 8, 7, 16, 22, WHITE)
     draw_text(s, 14, 9, "E", INK)
-    rows = [(13, 15, 3), (11, 19, 2), (10, 22, 1)]
     for y, x1, step in ((16, 21, 2), (19, 21, 2), (22, 21, 2), (25, 21, 2)):
         for x in range(11, x1 + 1, step):
             P(s, x, y, INK)
             P(s, x, y + 1, INK if (x + y) % 3 else (120, 120, 130))
-    del rows
     return finish(s, dx=1, dy=1)
 
 
@@ -1348,15 +1351,17 @@ def lab_bench(item=None, end=None):
     finish(s)
     if item == "microscope":
         m = surf()
-        R(s, 0, 0, 0, 0, INK)
-        R(m, 10, 13, 13, 4, (236, 238, 240))         # base
-        R(m, 18, 5, 3, 9, (236, 238, 240))           # arm
-        R(m, 11, 9, 9, 2, (60, 64, 72))              # stage
-        R(m, 13, 3, 4, 7, (60, 64, 72))              # tube
-        R(m, 12, 1, 3, 3, (40, 42, 50))              # eyepieces
-        R(m, 16, 1, 3, 3, (40, 42, 50))
-        P(m, 15, 11, (250, 250, 160))                # light
-        P(m, 20, 9, METAL_LO)
+        R(m, 8, 13, 15, 4, (236, 238, 240))          # base
+        hline(m, 8, 22, 16, PLASTIC_LO)
+        R(m, 18, 3, 4, 11, (236, 238, 240))          # arm
+        vline(m, 21, 3, 13, PLASTIC_LO)
+        R(m, 9, 9, 11, 2, (60, 64, 72))              # stage
+        R(m, 12, 2, 5, 7, (236, 238, 240))           # head and objectives
+        R(m, 13, 7, 3, 2, (60, 64, 72))
+        R(m, 11, 0, 3, 3, (40, 42, 50))              # eyepieces
+        R(m, 15, 0, 3, 3, (40, 42, 50))
+        R(m, 12, 11, 5, 1, (250, 240, 150))          # light
+        R(m, 21, 9, 2, 2, (60, 64, 72))              # focus knob
         finish(m, dx=1, dy=1)
         s = over(s, m)
         # slide box
@@ -1441,35 +1446,39 @@ def ecg_machine():
 
 
 def xray_machine():
-    """Two tiles wide: the tube column with its arm (left), the table foot (right)."""
+    """Two tiles wide: the tube stand and arm (left), the padded table (both)."""
     s = surf(64, 32)
     # table (long, padded)
-    R(s, 4, 15, 56, 11, METAL)
-    hline(s, 4, 59, 15, METAL_HI)
-    R(s, 6, 17, 52, 6, (64, 70, 84))
-    hline(s, 6, 57, 17, (92, 98, 114))
-    R(s, 4, 25, 56, 3, METAL_LO)
-    R(s, 26, 28, 12, 2, STEEL_DK)      # pedestal
-    # column at the back
-    R(s, 6, 1, 7, 20, PLASTIC)
-    vline(s, 6, 1, 20, WHITE)
-    vline(s, 12, 1, 20, PLASTIC_LO)
+    R(s, 3, 13, 58, 13, METAL)
+    hline(s, 3, 60, 13, METAL_HI)
+    R(s, 5, 15, 54, 8, (56, 62, 78))
+    hline(s, 5, 58, 15, (92, 98, 118))
+    R(s, 50, 16, 7, 6, WHITE)                 # pillow at the foot end
+    R(s, 3, 24, 58, 3, METAL_LO)
+    R(s, 24, 27, 16, 3, STEEL_DK)             # pedestal
+    # column at the back (floor stand)
+    R(s, 4, 0, 8, 24, PLASTIC)
+    vline(s, 4, 0, 23, WHITE)
+    vline(s, 11, 0, 23, PLASTIC_LO)
+    R(s, 3, 23, 10, 4, PLASTIC_LO)
     finish(s)
     m = surf(64, 32)
     # arm and tube head over the table
-    R(m, 9, 3, 20, 4, PLASTIC_LO)
-    hline(m, 9, 28, 3, PLASTIC)
-    rbox(m, 22, 1, 18, 12, (236, 232, 214))
-    hline(m, 24, 37, 3, WHITE)
-    # collimator with the light field crosshair
-    R(m, 26, 12, 10, 4, (60, 64, 72))
-    R(m, 28, 13, 6, 2, (250, 240, 150))
-    # trefoil label
-    R(m, 33, 4, 5, 5, YELLOW)
-    P(m, 35, 6, INK)
-    P(m, 34, 5, INK)
-    P(m, 36, 5, INK)
-    P(m, 35, 7, INK)
+    R(m, 10, 2, 14, 5, (214, 214, 200))
+    hline(m, 10, 23, 2, WHITE)
+    rbox(m, 20, 0, 22, 14, (240, 234, 210))
+    hline(m, 22, 39, 2, WHITE)
+    vline(m, 40, 2, 12, (200, 194, 170))
+    # collimator with its light field
+    R(m, 25, 13, 12, 4, (60, 64, 72))
+    R(m, 27, 14, 8, 2, (250, 240, 150))
+    # radiation trefoil label
+    disc(m, 31, 6, 3, YELLOW)
+    P(m, 31, 6, INK)
+    P(m, 30, 4, INK)
+    P(m, 32, 4, INK)
+    P(m, 29, 7, INK)
+    P(m, 33, 7, INK)
     finish(m)
     s = over(s, m)
     t = slice_tiles(s)[0]
@@ -1699,12 +1708,19 @@ def control_desk():
 
 def lead_screen():
     s = surf()
-    R(s, 6, 2, 20, 22, (110, 130, 150))
-    R(s, 8, 4, 16, 10, (170, 200, 210))
+    R(s, 5, 2, 22, 22, (104, 124, 146))
+    hline(s, 5, 26, 2, (140, 160, 180))
+    R(s, 8, 4, 16, 9, (176, 206, 220))           # lead-glass window
     hline(s, 9, 14, 6, GLASS_HI)
-    R(s, 8, 24, 2, 4, METAL_LO)
-    R(s, 22, 24, 2, 4, METAL_LO)
-    hline(s, 6, 25, 28, STEEL_DK)
+    hline(s, 10, 12, 7, GLASS_HI)
+    # radiation label
+    for y in range(15, 22):
+        half = (y - 15) * 4 // 7
+        hline(s, 16 - half, 16 + half, y, YELLOW)
+    P(s, 16, 19, INK)
+    R(s, 7, 24, 3, 4, METAL_LO)
+    R(s, 22, 24, 3, 4, METAL_LO)
+    hline(s, 5, 26, 28, STEEL_DK)
     return finish(s)
 
 
@@ -1828,6 +1844,162 @@ def iv_stand():
     return finish(s)
 
 
+def privacy_curtain():
+    s = surf()
+    hline(s, 2, 29, 1, METAL_LO)
+    cur, lo, hi = (160, 206, 200), (120, 172, 166), (196, 232, 226)
+    R(s, 4, 2, 24, 25, cur)
+    for x in range(4, 28, 4):
+        vline(s, x, 2, 26, lo)
+        vline(s, x + 1, 2, 26, hi)
+    for x in range(4, 28):
+        if x % 4 in (1, 2):
+            P(s, x, 27, cur)
+    return finish(s)
+
+
+def med_cart():
+    s = surf()
+    R(s, 6, 8, 20, 17, (86, 140, 200))
+    R(s, 5, 6, 22, 3, (230, 234, 240))
+    for y in (11, 16, 21):
+        hline(s, 7, 24, y - 1, (60, 110, 170))
+        R(s, 13, y, 6, 1, METAL_HI)
+    R(s, 8, 3, 5, 4, WHITE)                      # boxes on top
+    R(s, 15, 4, 4, 3, (250, 200, 80))
+    R(s, 20, 2, 3, 5, (230, 120, 120))
+    R(s, 7, 25, 3, 3, INK)
+    R(s, 22, 25, 3, 3, INK)
+    return finish(s)
+
+
+def aquarium():
+    """A fish tank on a low cabinet, 2 tiles wide."""
+    s = surf(64, 32)
+    R(s, 4, 19, 56, 10, WOOD)
+    hline(s, 4, 59, 19, WOOD_HI)
+    R(s, 8, 22, 20, 5, WOOD_LO)
+    R(s, 36, 22, 20, 5, WOOD_LO)
+    R(s, 4, 2, 56, 17, (110, 180, 220))
+    hline(s, 4, 59, 2, (60, 64, 76))
+    hline(s, 4, 59, 3, (170, 220, 240))
+    R(s, 4, 15, 56, 4, (226, 206, 150))          # sand
+    for x in (10, 12, 40, 50, 52):
+        for y in range(7 + (x % 3), 15):
+            P(s, x + (y % 2), y, GREEN)
+    for (fx, fy, c) in ((20, 8, (250, 140, 50)), (32, 11, (250, 220, 80)), (44, 7, (240, 90, 90))):
+        R(s, fx, fy, 4, 2, c)
+        P(s, fx + 4, fy - 1, c)
+        P(s, fx + 4, fy + 2, c)
+        P(s, fx, fy, INK)
+    for (bx, by) in ((27, 5), (28, 8), (26, 11)):
+        P(s, bx, by, (220, 240, 250))
+    finish(s)
+    t = slice_tiles(s)[0]
+    return t[0], t[1]
+
+
+def brochure_rack():
+    s = surf()
+    R(s, 8, 3, 16, 23, WOOD_LO)
+    R(s, 8, 3, 16, 2, WOOD_HI)
+    for i, y in enumerate((6, 12, 18)):
+        for k, x in enumerate((10, 17)):
+            c = (RED, BLUE_HI, YELLOW, GREEN_HI, (240, 140, 180), WHITE)[(i * 2 + k) % 6]
+            R(s, x, y, 5, 6, c)
+            hline(s, x + 1, x + 3, y + 2, WHITE if c != WHITE else BLUE)
+    R(s, 9, 26, 3, 2, WOOD_DK)
+    R(s, 20, 26, 3, 2, WOOD_DK)
+    return finish(s)
+
+
+def floor_wood_dark():
+    s = surf()
+    tones = [(140, 92, 62), (128, 84, 56), (148, 100, 68), (134, 88, 58)]
+    for row in range(4):
+        y0 = row * 8
+        c = tones[row]
+        R(s, 0, y0, T, 8, c)
+        hline(s, 0, 31, y0, sh(c, 1.14))
+        hline(s, 0, 31, y0 + 7, (84, 54, 36))
+        for y in range(y0 + 2, y0 + 6):
+            for x in range(T):
+                if nz(x // 3, y, 24 + row) < 0.18:
+                    P(s, x, y, sh(c, 0.9))
+        for j in ((row * 13 + 9) % 32, (row * 13 + 25) % 32):
+            vline(s, j, y0, y0 + 6, (84, 54, 36))
+    return s
+
+
+def plant_tall():
+    s = surf()
+    R(s, 10, 22, 12, 7, (236, 236, 230))
+    R(s, 9, 21, 14, 2, WHITE)
+    hline(s, 11, 20, 28, PLASTIC_LO)
+    vline(s, 16, 10, 21, (110, 80, 50))
+    # broad monstera-like leaves
+    for (cx, cy, r, salt) in ((10, 11, 5, 90), (22, 10, 5, 91), (16, 5, 5, 92), (11, 18, 3, 93),
+                              (22, 17, 3, 94)):
+        leafy(s, cx, cy, r, salt, GREEN_DK, GREEN_LO, GREEN)
+    for (x, y) in ((9, 10), (21, 9), (15, 4)):
+        P(s, x, y, GREEN_HI)
+        P(s, x + 1, y + 1, GREEN_HI)
+    return finish(s)
+
+
+def fire_extinguisher():
+    s = surf()
+    R(s, 13, 12, 7, 14, RED)
+    vline(s, 14, 13, 24, RED_HI)
+    R(s, 14, 9, 5, 3, (60, 60, 70))
+    hline(s, 19, 22, 10, (60, 60, 70))
+    vline(s, 22, 10, 17, (60, 60, 70))
+    R(s, 14, 17, 5, 3, WHITE)
+    return finish(s, dx=1, dy=1)
+
+
+def exit_sign():
+    s = surf()
+    box(s, 6, 10, 20, 11, (40, 150, 80))
+    draw_text(s, 9, 13, "EXIT", WHITE)
+    hline(s, 7, 24, 11, (80, 190, 120))
+    return finish(s, dx=1, dy=1)
+
+
+def painting(kind):
+    s = surf()
+    box(s, 5, 8, 22, 17, (214, 170, 90), (120, 80, 40))
+    R(s, 7, 10, 18, 13, (150, 200, 236))
+    if kind == "landscape":
+        for x in range(7, 25):
+            h = 3 + int(3 * abs(((x - 7) % 12) - 6) / 6)
+            vline(s, x, 22 - h - 2, 22, (96, 160, 90))
+        disc(s, 20, 13, 1, YELLOW)
+        hline(s, 9, 12, 12, WHITE)
+    else:
+        R(s, 7, 10, 18, 13, (244, 232, 210))
+        box(s, 13, 16, 6, 6, (90, 120, 190))
+        for (x, y, c) in ((14, 12, RED), (17, 11, YELLOW), (16, 14, (240, 130, 170)), (12, 14, RED_HI)):
+            disc(s, x, y, 1, c)
+        vline(s, 15, 13, 16, GREEN_LO)
+    return finish(s, dx=1, dy=1)
+
+
+def apron_rack():
+    s = surf()
+    hline(s, 4, 27, 4, METAL_LO)
+    vline(s, 5, 4, 27, METAL_LO)
+    vline(s, 26, 4, 27, METAL_LO)
+    hline(s, 3, 8, 27, STEEL_DK)
+    hline(s, 23, 28, 27, STEEL_DK)
+    for i, (x, c) in enumerate(((8, (60, 110, 170)), (16, (80, 150, 120)))):
+        R(s, x, 5, 8, 16, c)
+        R(s, x + 2, 5, 4, 3, sh(c, 0.7))
+        hline(s, x, x + 7, 20, sh(c, 0.8))
+        P(s, x + 4, 12, YELLOW)
+    return finish(s)
+
+
 # outdoor -------------------------------------------------------------------------------
 def hedge():
     s = surf()
@@ -1937,6 +2109,7 @@ def build_tiles():
     add("floor_lab", "floor", False, floor_lab())
     add("floor_wood", "floor", False, floor_wood())
     add("floor_lobby", "floor", False, floor_lobby())
+    add("floor_wood_dark", "floor", False, floor_wood_dark())
     add("grass", "floor", False, floor_grass())
     add("grass_flowers", "floor", False, floor_grass_flowers())
     add("path", "floor", False, floor_path())
@@ -1979,6 +2152,10 @@ def build_tiles():
     add("sign_radiation", "sign", True, sign_radiation())
     add("notice_board", "sign", True, notice_board())
     add("sanitizer", "sign", True, sanitizer())
+    add("fire_extinguisher", "sign", True, fire_extinguisher())
+    add("exit_sign", "sign", True, exit_sign())
+    add("painting_landscape", "sign", True, painting("landscape"))
+    add("painting_flowers", "sign", True, painting("flowers"))
     add("sanitizer_stand", "furniture", True, sanitizer_stand())
     # seats (walkable: a character sits on them) -----------------------------------------
     for f in ("down", "up", "left", "right"):
@@ -1992,8 +2169,8 @@ def build_tiles():
     add("reception_r", "furniture", True, rd[2])
     add("reception_pc", "furniture", True, over(rd[1], monitor_item()))
     info = surf()
-    box(info, 7, 19, 18, 8, WHITE, (40, 80, 120))
-    draw_text(info, 9, 20, "INFO", (40, 80, 120))
+    box(info, 6, 19, 20, 8, WHITE, (40, 80, 120))
+    draw_text(info, 9, 21, "INFO", (40, 80, 120))
     add("reception_info", "furniture", True, over(rd[1], info))
     dk = desk_pieces()
     add("desk_l", "furniture", True, dk[0])
@@ -2008,6 +2185,7 @@ def build_tiles():
     add("bed_bottom", "furniture", True, hb[1])
     add("plant_big", "furniture", True, plant_big())
     add("plant_small", "furniture", True, plant_small())
+    add("plant_tall", "furniture", True, plant_tall())
     add("bookshelf", "furniture", True, bookshelf())
     add("filing_cabinet", "furniture", True, filing_cabinet())
     add("binder_shelf", "furniture", True, binder_shelf())
@@ -2025,6 +2203,10 @@ def build_tiles():
     add("coat_rack", "furniture", True, coat_rack())
     add("stool", "furniture", True, stool())
     add("toy_blocks", "furniture", True, toy_blocks())
+    aq = aquarium()
+    add("aquarium_l", "furniture", True, aq[0])
+    add("aquarium_r", "furniture", True, aq[1])
+    add("brochure_rack", "furniture", True, brochure_rack())
     add("sink", "furniture", True, sink())
     # equipment -----------------------------------------------------------------------
     add("lab_bench", "equipment", True, lab_bench())
@@ -2043,6 +2225,9 @@ def build_tiles():
     add("xray_l", "equipment", True, xr[0])
     add("xray_r", "equipment", True, xr[1])
     add("lead_screen", "equipment", True, lead_screen())
+    add("apron_rack", "equipment", True, apron_rack())
+    add("privacy_curtain", "furniture", True, privacy_curtain())
+    add("med_cart", "equipment", True, med_cart())
     sc = ct_scanner()
     add("scanner_tl", "equipment", True, sc[0])
     add("scanner_tr", "equipment", True, sc[1])
@@ -2069,7 +2254,6 @@ def build_tiles():
     add("flower_bed", "plant", True, flower_bed())
     add("asphalt", "floor", False, asphalt())
     add("asphalt_line", "floor", False, asphalt("bay"))
-    add("asphalt_cross", "floor", False, asphalt("cross"))
     parts = ("tl", "tr", "ml", "mr", "bl", "br")
     for name, t in zip(parts, vehicle((244, 244, 240), (255, 255, 255), (200, 204, 212), "ambulance")):
         add("ambulance_" + name, "vehicle", True, t)
@@ -2122,7 +2306,7 @@ ROOM_FLOOR = {
     "consult_1": "floor_clinic", "consult_2": "floor_clinic", "consult_3": "floor_clinic",
     "ecg": "floor_clinic", "ward": "floor_clinic",
     "lab": "floor_lab", "imaging_xray": "floor_lab", "imaging_ct_mri": "floor_lab",
-    "conference": "floor_wood", "records": "floor_wood",
+    "conference": "floor_wood", "records": "floor_wood_dark",
     "corridor_main": "floor_corridor", "corridor_west": "floor_corridor",
     "corridor_east": "floor_corridor",
 }
@@ -2277,7 +2461,10 @@ def build_map():
     m.put(29, 2, "bedside_table")
     m.put(31, 2, "medicine_cabinet")
     m.put(32, 2, "sink")
-    m.put(31, 5, "office_chair_left")
+    m.put(29, 3, "chair_left")
+    m.put(30, 2, "privacy_curtain")
+    m.put(26, 6, "med_cart")
+    m.put(32, 5, "wheelchair")
     m.put(26, 8, "plant_big")
     m.put(32, 8, "biohazard_bin")
     m.put(30, 9, "plaque_ecg")
@@ -2296,6 +2483,8 @@ def build_map():
     m.put(38, 6, "stool")
     m.put(40, 6, "stool")
     m.put(34, 8, "biohazard_bin")
+    m.block(36, 8, [["desk_pc_l", "desk_r"]])
+    m.put(36, 7, "office_chair_down")
     m.put(45, 8, "plant_big")
     m.put(45, 5, "coat_rack")
     m.put(40, 9, "plaque_lab")
@@ -2309,9 +2498,14 @@ def build_map():
         m.block(bx, 2, [["bed_top"], ["bed_bottom"]])
         m.put(bx + 1, 2, "bedside_table")
         m.put(bx - 1, 2, "iv_stand")
+    for cx in (50, 54):
+        m.put(cx, 2, "privacy_curtain")
+    for vx in (49, 53, 57):
+        m.put(vx, 3, "chair_left")
     m.put(47, 8, "plant_big")
     m.put(57, 8, "plant_small")
     m.put(49, 7, "wheelchair")
+    m.put(55, 7, "med_cart")
     m.put(50, 1, "clock")
     m.put(53, 9, "plaque_ward")
 
@@ -2324,6 +2518,11 @@ def build_map():
     m.put(20, 9, "sanitizer")
     m.put(33, 9, "clock")
     m.put(43, 9, "notice_board")
+    m.put(8, 9, "fire_extinguisher")
+    m.put(27, 9, "painting_landscape")
+    m.put(36, 9, "fire_extinguisher")
+    m.put(49, 9, "painting_flowers")
+    m.put(56, 9, "exit_sign")
     # side corridors
     m.put(14, 26, "plant_big")
     m.put(15, 26, "wheelchair")
@@ -2338,7 +2537,7 @@ def build_map():
     m.block(9, 14, [["console_l", "console_r"]])
     m.put(9, 15, "office_chair_up")
     m.put(8, 15, "lead_screen")
-    m.put(2, 14, "coat_rack")
+    m.put(2, 14, "apron_rack")
     m.put(2, 19, "plant_big")
     m.put(12, 19, "trash_bin")
     m.put(13, 16, "plaque_xray")
@@ -2367,16 +2566,19 @@ def build_map():
     m.put(22, 20, "office_chair_down")
     m.put(20, 13, "sign_redcross")
     m.put(24, 13, "plaque_reception")
+    m.put(21, 13, "exit_sign")
     m.put(26, 13, "notice_board")
     m.block(18, 14, [["filing_cabinet", "plant_small"]])
-    m.put(17, 14, "plant_big")
+    m.put(17, 14, "plant_tall")
     m.put(28, 14, "water_cooler")
     m.put(27, 14, "plant_small")
     m.put(17, 26, "plant_big")
-    m.put(28, 26, "plant_big")
+    m.put(28, 26, "plant_tall")
     m.put(17, 23, "wheelchair")
     m.put(17, 24, "wheelchair")
     m.put(26, 18, "sanitizer_stand")
+    m.put(19, 18, "brochure_rack")
+    m.rug(22, 23, 2, 3)
     m.point("reception_desk", "station", 23, 22, room="reception", facing="up")
 
     # ---- waiting ------------------------------------------------------------------------------
@@ -2390,6 +2592,7 @@ def build_map():
     m.put(34, 13, "tv")
     m.put(37, 13, "plaque_waiting")
     m.put(40, 13, "clock")
+    m.put(31, 13, "painting_flowers")
     m.put(39, 14, "trash_bin")
     m.put(40, 14, "vending_machine")
     m.put(41, 14, "water_cooler")
@@ -2400,12 +2603,14 @@ def build_map():
     m.put(42, 19, "plant_small")
     m.rug(37, 22, 5, 3)
     m.put(39, 23, "toy_blocks")
-    m.put(31, 23, "plant_small")
+    m.block(31, 24, [["aquarium_l", "aquarium_r"]])
+    m.put(30, 24, "plant_small")
 
     # ---- conference ---------------------------------------------------------------------------
     m.put(51, 13, "whiteboard_l")
     m.put(52, 13, "whiteboard_r")
     m.put(55, 13, "clock")
+    m.put(48, 13, "painting_landscape")
     m.block(51, 15, [["table_tl", "table_tr"], ["table_ml", "table_mr"], ["table_bl", "table_br"]])
     seats = [(50, 15, "right"), (50, 17, "right"), (53, 15, "left"), (53, 17, "left")]
     for i, (x, y, f) in enumerate(seats, 1):
@@ -2451,16 +2656,15 @@ def build_map():
         m.fl(22, y, "path")
         m.fl(23, y, "path")
     # car park with an ambulance bay and a drive out through the hedge
-    for y in range(30, 37):
+    for y in range(30, 35):
         for x in range(31, 49):
             m.fl(x, y, "asphalt")
-    for y in range(37, MH):
+    for y in range(35, MH):
         for x in (40, 41, 42):
             m.fl(x, y, "asphalt")
     for x in (31, 34, 37, 43, 46):
         for y in (30, 31, 32):
             m.fl(x, y, "asphalt_line")
-    m.fl(33, 33, "asphalt_cross")
     m.block(32, 30, [["ambulance_tl", "ambulance_tr"], ["ambulance_ml", "ambulance_mr"],
                      ["ambulance_bl", "ambulance_br"]])
     m.block(38, 30, [["car_red_tl", "car_red_tr"], ["car_red_ml", "car_red_mr"],
@@ -2478,7 +2682,10 @@ def build_map():
     m.block(12, 33, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
     m.block(27, 35, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
     m.block(16, 36, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
-    for (bx, by) in ((19, 33), (20, 37), (12, 37), (25, 33), (29, 33), (32, 38), (46, 38)):
+    m.block(34, 36, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
+    m.block(45, 35, [["tree_tl", "tree_tr"], ["tree_bl", "tree_br"]])
+    for (bx, by) in ((19, 33), (20, 37), (12, 37), (25, 33), (29, 33), (32, 38), (38, 37),
+                     (37, 35), (44, 38), (47, 37)):
         m.put(bx, by, "bush")
     # beyond the hedge
     for (tx, ty) in ((2, 29), (6, 33), (1, 36), (52, 29), (56, 33), (51, 36)):
@@ -2584,6 +2791,610 @@ def write_tmx(path, m):
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
+# --------------------------------------------------------------------------------------
+# characters: 3 walk frames (stand, step-left, step-right) x 4 directions (down, left,
+# right, up), 32x32 px each; figure 21-27 px tall, dark outline, 3/4 top-down view
+# --------------------------------------------------------------------------------------
+SKIN = {
+    "light": ((250, 218, 188), (226, 182, 150)),
+    "fair": ((238, 196, 156), (210, 160, 122)),
+    "tan": ((212, 156, 112), (180, 124, 86)),
+    "brown": ((166, 110, 74), (134, 84, 54)),
+    "dark": ((112, 72, 50), (88, 54, 38)),
+}
+EYE = (40, 28, 40)
+COAT, COAT_LO, COAT_HI = (244, 246, 248), (206, 212, 222), (255, 255, 255)
+
+CHARACTERS = {
+    "doctor_1": dict(skin="light", hair=(110, 70, 42), style="short", coat=True,
+                     top=(90, 140, 210), legs=(68, 72, 90), shoes=(40, 36, 44),
+                     stethoscope=True, badge=True),
+    "doctor_2": dict(skin="brown", hair=(42, 32, 36), style="bun", coat=True,
+                     top=(206, 92, 128), legs=(52, 62, 104), shoes=(70, 46, 46),
+                     stethoscope=True, badge=True),
+    "doctor_3": dict(skin="dark", hair=(184, 180, 190), style="short", coat=True,
+                     top=(92, 162, 120), legs=(112, 86, 62), shoes=(40, 36, 44),
+                     glasses=(226, 196, 96), badge=True),
+    "technician": dict(skin="tan", hair=(74, 48, 34), style="cap", cap=(54, 160, 156),
+                       top=(54, 160, 156), legs=(54, 160, 156), shoes=(236, 238, 240),
+                       scrubs=True, badge=True),
+    "patient_1": dict(skin="light", hair=(222, 182, 92), style="short", top=(206, 62, 62),
+                      legs=(70, 102, 162), shoes=(236, 236, 236), hood=True),
+    "patient_2": dict(skin="tan", hair=(36, 28, 34), style="long", top=(242, 200, 78),
+                      legs=(60, 60, 110), shoes=(120, 60, 60), skirt=True),
+    "patient_3": dict(skin="fair", hair=(208, 208, 214), style="bald", top=(200, 178, 136),
+                      legs=(112, 92, 72), shoes=(84, 58, 40), cane=True, glasses=True,
+                      cardigan=True),
+    "patient_4": dict(skin="brown", hair=(44, 32, 30), style="short", top=(92, 182, 92),
+                      legs=(72, 112, 196), shoes=(214, 64, 64), child=True, shorts=True),
+    "patient_5": dict(skin="dark", hair=(48, 34, 34), style="curly", top=(232, 132, 62),
+                      legs=(232, 132, 62), shoes=(110, 70, 50), skirt=True),
+    "patient_6": dict(skin="tan", hair=(34, 30, 34), style="short", top=(64, 124, 104),
+                      legs=(186, 164, 122), shoes=(70, 56, 48), beard=True),
+}
+
+
+CHARACTER_NOTES = {
+    "doctor_1": "doctor: white coat, blue shirt, stethoscope, short brown hair, light skin",
+    "doctor_2": "doctor: white coat, pink shirt, stethoscope, black hair in a bun, brown skin",
+    "doctor_3": "doctor: white coat, green shirt, gold glasses, silver hair, dark skin",
+    "technician": "measurement technician: teal scrubs and scrub cap, ponytail, tan skin",
+    "patient_1": "young man: red hoodie, jeans, blond hair, light skin",
+    "patient_2": "woman: yellow top, navy skirt, long black hair, tan skin",
+    "patient_3": "elderly man: beige cardigan, grey hair, glasses, walking cane, fair skin",
+    "patient_4": "child (smaller figure): green t-shirt, blue shorts, brown skin",
+    "patient_5": "woman: orange dress, curly afro hair, dark skin",
+    "patient_6": "man: green jacket, khaki trousers, black hair and beard, tan skin",
+}
+
+
+def geometry(child):
+    if child:
+        return dict(hx0=10, hx1=21, hy0=9, hy1=19, tx0=11, tx1=20, ty0=20, ty1=24,
+                    ly1=26, sy1=28, lx=(12, 14), rx=(17, 19), eye_dy=6)
+    return dict(hx0=9, hx1=22, hy0=3, hy1=14, tx0=10, tx1=21, ty0=15, ty1=22,
+                ly1=26, sy1=28, lx=(11, 14), rx=(17, 20), eye_dy=7)
+
+
+def rows(s, x0, x1, y0, y1, c):
+    if x1 >= x0 and y1 >= y0:
+        R(s, x0, y0, x1 - x0 + 1, y1 - y0 + 1, c)
+
+
+def clothes(c):
+    top = COAT if c.get("coat") else c["top"]
+    return top, sh(top, 0.84), sh(top, 1.08)
+
+
+def draw_legs_front(s, c, g, f, bob, back):
+    skin, skin_lo = SKIN[c["skin"]]
+    for side, (x0, x1) in (("l", g["lx"]), ("r", g["rx"])):
+        lifted = (f == 1 and side == "l") or (f == 2 and side == "r")
+        top = g["ty1"] + 1 + bob
+        bottom = g["sy1"] - (2 if lifted else 0)
+        leg = c["legs"]
+        if c.get("shorts") or c.get("skirt"):
+            rows(s, x0, x1, top, bottom - 2, skin)
+            vline(s, x1, top, bottom - 2, skin_lo)
+            if c.get("shorts"):
+                rows(s, x0, x1, top, top + 1, leg)
+        else:
+            rows(s, x0, x1, top, bottom - 2, leg)
+            vline(s, x1, top, bottom - 2, sh(leg, 0.82))
+        shoe = c["shoes"]
+        rows(s, x0, x1, bottom - 1, bottom, shoe)
+        if not back:
+            hline(s, x0, x1, bottom - 1, sh(shoe, 1.25) if sum(shoe) < 600 else shoe)
+        hline(s, x0, x1, bottom, sh(shoe, 0.8))
+
+
+def draw_torso_front(s, c, g, bob, back):
+    top, top_lo, top_hi = clothes(c)
+    skin, skin_lo = SKIN[c["skin"]]
+    x0, x1, y0, y1 = g["tx0"], g["tx1"], g["ty0"] + bob, g["ty1"] + bob
+    rows(s, x0, x1, y0, y1, top)
+    vline(s, x1, y0, y1, top_lo)
+    hline(s, x0, x1, y1, top_lo)
+    vline(s, x0, y0, y1 - 1, top_hi)
+    mid = (x0 + x1) // 2
+    if c.get("skirt"):
+        # a dress/skirt flares over the upper legs
+        rows(s, x0, x1, y1 + 1, y1 + 2, c["legs"])
+        hline(s, x0, x1, y1 + 2, sh(c["legs"], 0.8))
+        if c["legs"] != c["top"]:
+            hline(s, x0, x1, y1, sh(c["legs"], 0.9))
+    if c.get("coat"):
+        # coat tails over the legs
+        rows(s, x0, x1, y1 + 1, y1 + 2, COAT)
+        hline(s, x0, x1, y1 + 2, COAT_LO)
+        if back:
+            vline(s, mid, y1 - 2, y1 + 2, COAT_LO)
+            vline(s, mid + 1, y1 - 2, y1 + 2, COAT_LO)
+        else:
+            rows(s, mid, mid + 1, y0, y1 - 2, c["top"])        # shirt between lapels
+            vline(s, mid - 1, y0, y1 + 2, COAT_LO)
+            vline(s, mid + 2, y0, y1 + 2, COAT_LO)
+            P(s, mid, y0, skin)
+            P(s, mid + 1, y0, skin)
+            hline(s, x0 + 1, x0 + 3, y1 - 1, COAT_LO)          # pocket
+            hline(s, x1 - 3, x1 - 1, y1 - 1, COAT_LO)
+    elif not back:
+        if c.get("scrubs"):
+            P(s, mid, y0, skin)
+            P(s, mid + 1, y0, skin)
+            P(s, mid, y0 + 1, skin_lo)
+            P(s, mid + 1, y0 + 1, skin_lo)
+            P(s, mid - 1, y0, top_lo)
+            P(s, mid + 2, y0, top_lo)
+            hline(s, x0 + 1, x0 + 3, y0 + 3, top_lo)           # chest pocket
+        elif c.get("cardigan"):
+            vline(s, mid, y0, y1, top_lo)
+            for yy in range(y0 + 2, y1, 2):
+                P(s, mid + 1, yy, (120, 90, 60))
+            P(s, mid, y0, (240, 240, 236))
+            P(s, mid + 1, y0, (240, 240, 236))
+        elif c.get("hood"):
+            hline(s, x0 + 1, x1 - 1, y0, top_lo)
+            vline(s, mid - 1, y0 + 1, y0 + 3, (240, 240, 240))  # drawstrings
+            vline(s, mid + 2, y0 + 1, y0 + 3, (240, 240, 240))
+            hline(s, mid - 2, mid + 3, y1 - 2, top_lo)          # pouch pocket
+        else:
+            P(s, mid, y0, skin)
+            P(s, mid + 1, y0, skin)
+    elif c.get("hood"):
+        rows(s, x0 + 2, x1 - 2, y0, y0 + 2, top_lo)             # the hood on the back
+    if c.get("stethoscope") and not back:
+        st = (60, 64, 76)
+        for dy in range(0, 4):
+            P(s, mid - 2 - (1 if dy < 2 else 0) + (dy // 3), y0 + dy, st)
+        for dy in range(0, 3):
+            P(s, mid + 3, y0 + dy, st)
+        P(s, mid + 3, y0 + 3, (200, 206, 216))
+        P(s, mid + 3, y0 + 4, (200, 206, 216))
+    if c.get("badge") and not back:
+        bx = x0 + 2
+        P(s, bx, y0 + 2, (90, 150, 230))
+        P(s, bx + 1, y0 + 2, (250, 250, 250))
+
+
+def draw_arms_front(s, c, g, f, bob, back):
+    top, top_lo, top_hi = clothes(c)
+    sleeve = top
+    skin, skin_lo = SKIN[c["skin"]]
+    y0 = g["ty0"] + bob
+    base_end = g["ty1"] + bob          # last hand row
+    for side in ("l", "r"):
+        if side == "l":
+            xa, xb = g["tx0"] - 2, g["tx0"] - 1
+        else:
+            xa, xb = g["tx1"] + 1, g["tx1"] + 2
+        # swing: the arm opposite to the lifted leg comes forward (down the screen)
+        fwd = (f == 1 and side == "r") or (f == 2 and side == "l")
+        bwd = (f == 1 and side == "l") or (f == 2 and side == "r")
+        if back:
+            fwd, bwd = bwd, fwd
+        end = base_end + (1 if fwd else 0) - (1 if bwd else 0)
+        short = c.get("child") or c.get("scrubs") or c.get("shorts")
+        sleeve_end = (y0 + 2) if short else end - 2
+        rows(s, xa, xb, y0 + 1, sleeve_end, sleeve)
+        rows(s, xa, xb, sleeve_end + 1, end, skin)
+        inner = xb if side == "l" else xa
+        vline(s, inner, y0 + 1, sleeve_end, top_lo)
+        hline(s, xa, xb, end, skin_lo)
+    if c.get("cane"):
+        cx = g["tx1"] + 3 if not back else g["tx0"] - 3
+        wood = (120, 80, 48)
+        vline(s, cx, base_end - 1, g["sy1"], wood)
+        P(s, cx - (1 if not back else -1), base_end - 1, wood)
+
+
+def draw_head_front(s, c, g, bob, back):
+    skin, skin_lo = SKIN[c["skin"]]
+    hair = c["hair"]
+    hair_lo, hair_hi = sh(hair, 0.78), sh(hair, 1.18)
+    x0, x1, y0, y1 = g["hx0"], g["hx1"], g["hy0"] + bob, g["hy1"] + bob
+    style = c["style"]
+    rows(s, x0, x1, y0, y1, skin)
+    vline(s, x1, y0, y1, skin_lo)
+    hline(s, x0 + 2, x1 - 2, y1, skin_lo)
+    # round the head
+    for (px, py) in ((x0, y0), (x1, y0), (x0, y1), (x1, y1), (x0 + 1, y0), (x0, y0 + 1),
+                     (x1 - 1, y0), (x1, y0 + 1)):
+        P(s, px, py, (0, 0, 0, 0))
+    w = x1 - x0
+    if style == "long":
+        # hair falls over the shoulders (front) or down the back
+        if back:
+            rows(s, x0, x1, y1 - 2, y1 + 5, hair)
+            vline(s, x1, y1 - 2, y1 + 5, hair_lo)
+            hline(s, x0 + 1, x1 - 1, y1 + 5, hair_lo)
+        else:
+            rows(s, x0, x0 + 1, y0 + 4, y1 + 5, hair)
+            rows(s, x1 - 1, x1, y0 + 4, y1 + 5, hair)
+            vline(s, x1, y0 + 4, y1 + 5, hair_lo)
+    if style == "curly":
+        for yy in range(y0 - 3, y0 + 10 + (4 if back else 0)):
+            for xx in range(x0 - 2, x1 + 3):
+                dx = (xx - (x0 + x1) / 2.0) / (w / 2.0 + 2.5)
+                dy = (yy - (y0 + 3.5)) / 7.5
+                bump = 0.10 * nz(xx, yy, 200)
+                if dx * dx + dy * dy <= 1.0 + bump:
+                    face = (not back) and x0 + 2 <= xx <= x1 - 2 and yy >= y0 + 5
+                    if not face:
+                        P(s, xx, yy, hair if nz(xx, yy, 201) > 0.2 else hair_hi)
+        if back:
+            rows(s, x0 - 1, x1 + 1, y0 + 6, y1 - 1, hair)
+    if style in ("short", "long", "bun", "cap"):
+        if back:
+            rows(s, x0, x1, y0, y1 - 2, hair)
+            hline(s, x0 + 1, x1 - 1, y1 - 1, hair)
+            vline(s, x1, y0 + 1, y1 - 1, hair_lo)
+            for (px, py) in ((x0, y0), (x1, y0), (x0 + 1, y0), (x0, y0 + 1), (x1 - 1, y0), (x1, y0 + 1)):
+                P(s, px, py, (0, 0, 0, 0))
+            P(s, x0, y0 + 7, skin)           # ears
+            P(s, x1, y0 + 7, skin_lo)
+            if style == "short":
+                hline(s, x0 + 3, x1 - 3, y1 - 1, sh(skin, 0.95))   # nape
+        else:
+            rows(s, x0, x1, y0, y0 + 3, hair)
+            for (px, py) in ((x0, y0), (x1, y0), (x0 + 1, y0), (x0, y0 + 1), (x1 - 1, y0), (x1, y0 + 1)):
+                P(s, px, py, (0, 0, 0, 0))
+            # fringe with a parting
+            hline(s, x0 + 1, x1 - 1, y0 + 4, hair)
+            P(s, x0 + 4, y0 + 4, skin)
+            hline(s, x0 + 5, x0 + 8, y0 + 5, hair)
+            rows(s, x0, x0 + 1, y0 + 2, y0 + 6, hair)
+            rows(s, x1 - 1, x1, y0 + 2, y0 + 6, hair)
+            vline(s, x1, y0 + 2, y0 + 6, hair_lo)
+        hline(s, x0 + 3, x0 + 6, y0 + 1, hair_hi)
+        P(s, x0 + 2, y0 + 2, hair_hi)
+    if style == "bald":
+        P(s, x0 + 4, y0 + 1, sh(skin, 1.1))
+        P(s, x0 + 5, y0 + 1, sh(skin, 1.1))
+        P(s, x0 + 3, y0 + 2, sh(skin, 1.1))
+        if back:
+            rows(s, x0, x1, y0 + 5, y1 - 2, hair)
+            vline(s, x1, y0 + 5, y1 - 2, hair_lo)
+        else:
+            rows(s, x0, x0 + 1, y0 + 4, y0 + 8, hair)
+            rows(s, x1 - 1, x1, y0 + 4, y0 + 8, hair)
+            vline(s, x1, y0 + 4, y0 + 8, hair_lo)
+    if style == "cap":
+        capc = c["cap"]
+        rows(s, x0, x1, y0, y0 + 3, capc)
+        for (px, py) in ((x0, y0), (x1, y0), (x0 + 1, y0), (x0, y0 + 1), (x1 - 1, y0), (x1, y0 + 1)):
+            P(s, px, py, (0, 0, 0, 0))
+        hline(s, x0, x1, y0 + 4, sh(capc, 0.8))
+        for xx in range(x0 + 2, x1 - 1, 3):
+            P(s, xx, y0 + 2, sh(capc, 1.2))
+        if back:
+            # the tie at the back and a ponytail
+            P(s, (x0 + x1) // 2, y0 + 5, sh(capc, 0.8))
+            rows(s, (x0 + x1) // 2, (x0 + x1) // 2 + 1, y1 - 1, y1 + 3, hair)
+    if style == "bun":
+        bx0, bx1 = (x0 + x1) // 2 - 2, (x0 + x1) // 2 + 3
+        ellipse(s, bx0, y0 - 3, bx1, y0 + 1, hair)
+        P(s, bx0 + 1, y0 - 2, hair_hi)
+    if not back:
+        ey = y0 + g["eye_dy"]
+        exl, exr = x0 + 3, x1 - 3
+        for ex in (exl, exr):
+            P(s, ex, ey, EYE)
+            P(s, ex, ey + 1, EYE)
+        if c.get("child") or c.get("skirt") or c["style"] in ("bun", "long"):
+            P(s, exl - 1, ey + 2, (236, 140, 140))
+            P(s, exr + 1, ey + 2, (236, 140, 140))
+        P(s, (x0 + x1) // 2, ey + 3, skin_lo)
+        P(s, (x0 + x1) // 2 + 1, ey + 3, skin_lo)
+        if c.get("glasses"):
+            gl = c["glasses"] if isinstance(c["glasses"], tuple) else (50, 50, 60)
+            for ex in (exl, exr):
+                P(s, ex - 1, ey - 1, gl)
+                P(s, ex, ey - 1, gl)
+                P(s, ex + 1, ey - 1, gl)
+                P(s, ex - 1, ey, gl)
+                P(s, ex + 1, ey, gl)
+                P(s, ex - 1, ey + 1, gl)
+                P(s, ex + 1, ey + 1, gl)
+            hline(s, exl + 2, exr - 2, ey - 1, gl)
+        if c.get("beard"):
+            rows(s, x0 + 1, x1 - 1, ey + 3, y1, hair)
+            P(s, x0 + 1, y1, (0, 0, 0, 0))
+            P(s, x1 - 1, y1, (0, 0, 0, 0))
+            hline(s, (x0 + x1) // 2 - 1, (x0 + x1) // 2 + 2, ey + 3, skin_lo)
+            rows(s, x0 + 1, x0 + 1, ey + 1, ey + 2, hair)
+            rows(s, x1 - 1, x1 - 1, ey + 1, ey + 2, hair)
+
+
+def draw_side(s, c, g, f):
+    """Facing left."""
+    skin, skin_lo = SKIN[c["skin"]]
+    top, top_lo, top_hi = clothes(c)
+    bob = 1 if f else 0
+    cx = (g["tx0"] + g["tx1"]) // 2          # 15
+    tx0, tx1 = cx - 3, cx + 4                # 8 px wide torso
+    ty0, ty1 = g["ty0"] + bob, g["ty1"] + bob
+    # legs
+    top_leg = g["ty1"] + 1 + bob
+    leg = c["legs"]
+    bare = c.get("shorts") or c.get("skirt")
+    if f == 0:
+        legs = [((cx - 2, cx + 2), 0, False)]
+    else:
+        legs = [((cx + 1, cx + 4), 1, True), ((cx - 3, cx), -1, False)]   # far leg first
+    for (x0, x1), d, far in legs:
+        bottom = g["sy1"] - (1 if (far and f == 1) or (not far and f == 2) else 0)
+        col = skin if bare else leg
+        if far:
+            col = sh(col, 0.8)
+        rows(s, x0, x1, top_leg, bottom - 2, col)
+        if c.get("shorts"):
+            rows(s, x0, x1, top_leg, top_leg + 1, sh(leg, 0.8) if far else leg)
+        shoe = sh(c["shoes"], 0.8) if far else c["shoes"]
+        rows(s, x0 - 1, x1, bottom - 1, bottom, shoe)
+        hline(s, x0 - 1, x1, bottom, sh(shoe, 0.8))
+    # torso
+    rows(s, tx0, tx1, ty0, ty1, top)
+    vline(s, tx1, ty0, ty1, top_lo)
+    hline(s, tx0, tx1, ty1, top_lo)
+    if c.get("skirt"):
+        rows(s, tx0 - 1, tx1 + 1, ty1 + 1, ty1 + 2, c["legs"])
+        hline(s, tx0 - 1, tx1 + 1, ty1 + 2, sh(c["legs"], 0.8))
+    if c.get("coat"):
+        rows(s, tx0, tx1 + 1, ty1 + 1, ty1 + 2, COAT)
+        hline(s, tx0, tx1 + 1, ty1 + 2, COAT_LO)
+        vline(s, tx0, ty0, ty0 + 4, c["top"])
+        vline(s, tx0 + 1, ty0, ty1 + 2, COAT_LO)
+    if c.get("hood"):
+        rows(s, tx1 - 2, tx1, ty0, ty0 + 2, top_lo)
+    if c.get("stethoscope"):
+        vline(s, tx0 + 2, ty0, ty0 + 3, (60, 64, 76))
+        P(s, tx0 + 2, ty0 + 4, (200, 206, 216))
+    if c.get("badge"):
+        P(s, tx0 + 1, ty0 + 2, (90, 150, 230))
+    # the near arm swings
+    ax = cx - 1 + (0 if f == 0 else (-2 if f == 1 else 2))
+    end = ty1 - (1 if f else 0)
+    short = c.get("child") or c.get("scrubs") or c.get("shorts")
+    sleeve_end = ty0 + 2 if short else end - 2
+    for yy in range(ty0 + 1, end + 1):
+        # slant the arm toward its swing direction
+        t = (yy - ty0) / max(1, end - ty0)
+        xx = int(round(cx - 1 + (ax - (cx - 1)) * t))
+        col = top if yy <= sleeve_end else skin
+        rows(s, xx, xx + 2, yy, yy, col)
+        P(s, xx + 2, yy, top_lo if yy <= sleeve_end else skin_lo)
+    if c.get("cane"):
+        wood = (120, 80, 48)
+        vline(s, tx0 - 3, ty1 - 2, g["sy1"], wood)
+        hline(s, tx0 - 3, tx0 - 1, ty1 - 2, wood)
+    # head
+    hair = c["hair"]
+    hair_lo, hair_hi = sh(hair, 0.78), sh(hair, 1.18)
+    x0, x1, y0, y1 = g["hx0"], g["hx1"], g["hy0"] + bob, g["hy1"] + bob
+    rows(s, x0, x1, y0, y1, skin)
+    hline(s, x0 + 2, x1 - 2, y1, skin_lo)
+    for (px, py) in ((x0, y0), (x1, y0), (x0, y1), (x1, y1), (x0 + 1, y0), (x0, y0 + 1),
+                     (x1 - 1, y0), (x1, y0 + 1)):
+        P(s, px, py, (0, 0, 0, 0))
+    style = c["style"]
+    ey = y0 + g["eye_dy"]
+    back0 = x0 + 7                           # where the back of the head starts
+    if style == "curly":
+        for yy in range(y0 - 3, y0 + 12):
+            for xx in range(x0 - 1, x1 + 3):
+                dx = (xx - (x0 + x1) / 2.0 - 1) / ((x1 - x0) / 2.0 + 2.5)
+                dy = (yy - (y0 + 4)) / 7.5
+                if dx * dx + dy * dy <= 1.0 + 0.1 * nz(xx, yy, 202):
+                    if not (xx <= x0 + 5 and yy >= y0 + 5):
+                        P(s, xx, yy, hair if nz(xx, yy, 203) > 0.2 else hair_hi)
+    if style in ("short", "long", "bun", "cap"):
+        rows(s, x0, x1, y0, y0 + 3, hair)
+        rows(s, back0, x1, y0 + 3, y0 + (6 if style == "cap" else 9), hair)
+        hline(s, x0 + 1, x0 + 3, y0 + 4, hair)
+        vline(s, x1, y0 + 2, y0 + 9, hair_lo)
+        hline(s, x0 + 3, x0 + 7, y0 + 1, hair_hi)
+        for (px, py) in ((x0, y0), (x1, y0), (x0 + 1, y0), (x0, y0 + 1), (x1 - 1, y0), (x1, y0 + 1)):
+            P(s, px, py, (0, 0, 0, 0))
+    if style == "long":
+        rows(s, back0, x1, y0 + 9, y1 + 5, hair)
+        vline(s, x1, y0 + 9, y1 + 5, hair_lo)
+    if style == "bald":
+        rows(s, back0 + 1, x1, y0 + 5, y0 + 8, hair)
+        P(s, x0 + 4, y0 + 1, sh(skin, 1.1))
+        P(s, x0 + 5, y0 + 1, sh(skin, 1.1))
+    if style == "cap":
+        capc = c["cap"]
+        rows(s, x0, x1, y0, y0 + 3, capc)
+        hline(s, x0, x1, y0 + 4, sh(capc, 0.8))
+        for (px, py) in ((x0, y0), (x1, y0), (x0 + 1, y0), (x0, y0 + 1), (x1 - 1, y0), (x1, y0 + 1)):
+            P(s, px, py, (0, 0, 0, 0))
+        rows(s, x1, x1 + 1, y0 + 5, y0 + 10, hair)              # ponytail
+        P(s, x1 + 1, y0 + 10, (0, 0, 0, 0))
+    if style == "bun":
+        ellipse(s, x1 - 4, y0 - 2, x1 + 1, y0 + 3, hair)
+    # ear, eye, nose, mouth
+    if style != "curly":
+        P(s, back0 + 1, ey, skin)
+        P(s, back0 + 1, ey + 1, skin_lo)
+        P(s, back0, ey, skin_lo)
+    P(s, x0 + 2, ey, EYE)
+    P(s, x0 + 2, ey + 1, EYE)
+    P(s, x0 - 1, ey + 2, skin)
+    P(s, x0 + 1, ey + 3, skin_lo)
+    if c.get("child") or c.get("skirt") or style in ("bun", "long"):
+        P(s, x0 + 3, ey + 2, (236, 140, 140))
+    if c.get("glasses"):
+        gl = c["glasses"] if isinstance(c["glasses"], tuple) else (50, 50, 60)
+        for (px, py) in ((x0 + 1, ey - 1), (x0 + 2, ey - 1), (x0 + 3, ey - 1), (x0 + 1, ey + 1),
+                         (x0 + 3, ey), (x0 + 3, ey + 1)):
+            P(s, px, py, gl)
+        hline(s, x0 + 4, back0, ey - 1, gl)
+    if c.get("beard"):
+        rows(s, x0 + 1, back0, ey + 3, y1, hair)
+        P(s, x0 + 1, y1, (0, 0, 0, 0))
+        P(s, x0 + 1, ey + 3, skin_lo)
+        rows(s, back0 - 1, back0, ey + 1, ey + 2, hair)
+
+
+def char_frame(c, direction, f):
+    s = surf()
+    g = geometry(c.get("child"))
+    if direction in ("down", "up"):
+        back = direction == "up"
+        bob = 1 if f else 0
+        draw_legs_front(s, c, g, f, bob, back)
+        draw_torso_front(s, c, g, bob, back)
+        draw_arms_front(s, c, g, f, bob, back)
+        draw_head_front(s, c, g, bob, back)
+    else:
+        draw_side(s, c, g, f)
+        if direction == "right":
+            s = flip_h(s)
+    outline(s, INK)
+    # soft ground shadow under the feet
+    sh_s = surf()
+    gy = g["sy1"] + 1
+    ellipse(sh_s, 9, gy - 2, 22, gy + 1, SHADOW + (60,))
+    sh_s.blit(s, (0, 0))
+    return sh_s
+
+
+def character_sheet(c):
+    sheet = surf(3 * T, 4 * T)
+    for row, d in enumerate(("down", "left", "right", "up")):
+        for col in range(3):
+            sheet.blit(char_frame(c, d, col), (col * T, row * T))
+    return sheet
+
+
+def write_readme(path, m, sheet_w, sheet_h):
+    L = []
+    a = L.append
+    a("# medsim art assets")
+    a("")
+    a("Everything in `assets/` and `maps/` is original: drawn by code in `assets/generate.py`")
+    a("(pygame rectangles, lines, circles and per-pixel detail from a small fixed palette), no")
+    a("third-party art, and licensed with the project (MIT).")
+    a("")
+    a("## Regenerate")
+    a("")
+    a("```")
+    a(".venv/bin/python assets/generate.py")
+    a("```")
+    a("")
+    a("It needs only pygame (tested with pygame 2.6.1; no display: it sets `SDL_VIDEODRIVER=dummy`)")
+    a("and rewrites every file below, byte-identical on every run (no randomness; texture noise is")
+    a("a fixed hash of the pixel position). This README is generated too, so the tile ids below")
+    a("always match the tileset. Change the art or the map in the script, never by hand.")
+    a("")
+    a("## Files")
+    a("")
+    a("| file | what |")
+    a("|---|---|")
+    a("| `assets/tiles/hospital_tiles.png` | the tileset: %d tiles of 32x32 px, 8 per row (%dx%d px) |"
+      % (len(TS.tiles), sheet_w, sheet_h))
+    a("| `maps/hospital.tsx` | Tiled 1.10 external tileset for it; every tile has the properties `collides` (bool), `kind`, `name` |")
+    a("| `maps/hospital.tmx` | the hospital: Tiled 1.10, orthogonal, %dx%d tiles of 32 px, CSV layers, uses `hospital.tsx` (firstgid 1) |" % (MW, MH))
+    for name, note in CHARACTER_NOTES.items():
+        a("| `assets/sprites/%s.png` | %s |" % (name, note))
+    a("| `assets/generate.py` | draws all of the above and writes this README |")
+    a("")
+    a("## Character sheets")
+    a("")
+    a("Each sheet is 96x128 px: frames of 32x32 px in 4 rows and 3 columns.")
+    a("")
+    a("- rows (directions, top to bottom): `0 down`, `1 left`, `2 right`, `3 up`")
+    a("- columns (walk frames): `0 stand`, `1 step-left`, `2 step-right`")
+    a("- frame (row r, column c) is the rectangle `x=32*c, y=32*r, w=32, h=32`")
+    a("- a walk cycle is stand, step-left, stand, step-right; stand alone for idle/sitting")
+    a("- figures are 26-27 px tall (the child 21 px), feet at y=28 of the frame, with a dark outline")
+    a("  and a soft shadow: draw a frame with its bottom-centre at the bottom-centre of a tile")
+    a("  (i.e. blit at the tile's top-left) and the character stands in that tile.")
+    a("")
+    a("## Tileset")
+    a("")
+    a("The tile id is the position in the sheet (row-major, 8 per row); in the map, gid = id + 1.")
+    a("Properties on every tile in `hospital.tsx`:")
+    a("")
+    a("- `collides` (bool): blocks walking (walls, furniture, equipment, plants, vehicles, wall signs).")
+    a("  Floors, doors and seats (chairs, office chairs) do not: a character can stand on a chair.")
+    a("- `kind` (string): `floor`, `door`, `wall`, `sign` (overlay hung on a wall cell), `seat`,")
+    a("  `furniture`, `equipment`, `plant`, `vehicle`.")
+    a("- `name` (string): the tile's name below (stable handle for code; ids may change when tiles are added).")
+    a("")
+    a("Walls are drawn in a top-down 3/4 view: a wall cell with walkable floor south of it shows")
+    a("its face (`wall_face_*` inside, `wall_ext_*` brick outside) under an 8 px dark cap band; other")
+    a("wall cells are caps (`wall_cap_*`). The suffix says which sides get a rim/end: `n` north,")
+    a("`w` west, `e` east, `0` none. Multi-tile pieces: `*_l`/`*_r` (left/right), `*_tl`..`*_br`.")
+    a("")
+    main = ["floor_corridor", "floor_clinic", "floor_lab", "floor_wood", "floor_wood_dark",
+            "floor_lobby", "grass", "path", "asphalt", "door_h", "door_v", "door_front_l",
+            "door_front_r", "wall_cap_0", "wall_face_n", "wall_ext_n", "sign_redcross",
+            "plaque_consult_1", "chair_down", "chair_up", "chair_left", "chair_right",
+            "office_chair_down", "reception_pc", "desk_pc_l", "exam_bed_top", "bed_top",
+            "plant_big", "bookshelf", "filing_cabinet", "table_tl", "lab_bench_microscope",
+            "lab_bench_tubes", "ecg_machine", "xray_l", "xray_r", "scanner_tl", "sink",
+            "water_cooler", "hedge", "ambulance_tl"]
+    a("### Main tiles")
+    a("")
+    a("| id | gid | name | kind | collides |")
+    a("|---:|---:|---|---|---|")
+    for n in main:
+        i = TS.index[n]
+        _, kind, col, _s = TS.tiles[i]
+        a("| %d | %d | `%s` | %s | %s |" % (i, i + 1, n, kind, "yes" if col else "no"))
+    a("")
+    a("<details><summary>All %d tiles</summary>" % len(TS.tiles))
+    a("")
+    a("| id | name | kind | collides |")
+    a("|---:|---|---|---|")
+    for i, (n, kind, col, _s) in enumerate(TS.tiles):
+        a("| %d | `%s` | %s | %s |" % (i, n, kind, "yes" if col else "no"))
+    a("")
+    a("</details>")
+    a("")
+    a("## The map (`maps/hospital.tmx`)")
+    a("")
+    a("Layers, bottom to top:")
+    a("")
+    a("1. `floor` (tiles): every walkable cell has a floor tile (doors are floor-layer tiles); grass,")
+    a("   paths and asphalt outside. Wall cells have no floor tile.")
+    a("2. `walls` (tiles): building and interior walls, autotiled as above. Doorways are open cells.")
+    a("3. `furniture` (tiles): furniture, equipment, plants, vehicles, chairs, and signs/plaques")
+    a("   hung on wall cells.")
+    a("4. `rooms` (object group): one rectangle per room, `type=\"room\"` (also `class=\"room\"`), name =")
+    a("   room id, string property `address`. The rectangle covers the room's floor (not its walls).")
+    a("5. `points` (object group): point objects at the centre of a cell, with `type`/`class`, a name,")
+    a("   and properties `room` (the room id it lies in), `tile_x`, `tile_y`, and where it applies")
+    a("   `facing` (`down`/`left`/`right`/`up`: which way a character there faces), `role`,")
+    a("   `station`/`equipment` (links between a machine and where its operator stands).")
+    a("")
+    a("A cell is walkable when it has a floor tile and no tile on any layer has `collides=true`.")
+    a("Every room has a doorway onto a corridor (the entrance forecourt opens into reception through")
+    a("the front door); everything is reachable on foot from `entrance_spawn`. Seats and stations are")
+    a("walkable cells; `equipment` points sit on the machine's own (colliding) tile, with their")
+    a("`station` point on the walkable cell beside it.")
+    a("")
+    a("### Rooms (tiles: x, y, width, height)")
+    a("")
+    a("| name | address | x | y | w | h |")
+    a("|---|---|---:|---:|---:|---:|")
+    for name, address, x, y, w, h in ROOMS:
+        a("| `%s` | `%s` | %d | %d | %d | %d |" % (name, address, x, y, w, h))
+    a("")
+    a("### Points (tile x, y)")
+    a("")
+    a("| name | type | x | y | room | facing | notes |")
+    a("|---|---|---:|---:|---|---|---|")
+    for name, typ, x, y, props in m.points:
+        notes = ", ".join("%s=%s" % (k, props[k]) for k in ("role", "station", "equipment") if k in props)
+        a("| `%s` | %s | %d | %d | %s | %s | %s |" % (name, typ, x, y, props.get("room", ""),
+                                                   props.get("facing", ""), notes))
+    a("")
+    path.write_text("\n".join(L), encoding="utf-8")
+
+
 def main():
     build_tiles()
     (ROOT / "assets" / "tiles").mkdir(parents=True, exist_ok=True)
@@ -2593,6 +3404,10 @@ def main():
     m = build_map()
     write_tsx(ROOT / "maps" / "hospital.tsx", sheet.get_width(), sheet.get_height())
     write_tmx(ROOT / "maps" / "hospital.tmx", m)
+    write_readme(ROOT / "assets" / "README.md", m, sheet.get_width(), sheet.get_height())
+    (ROOT / "assets" / "sprites").mkdir(parents=True, exist_ok=True)
+    for name, spec in CHARACTERS.items():
+        pygame.image.save(character_sheet(spec), str(ROOT / "assets" / "sprites" / (name + ".png")))
     print("tiles: %d, map %dx%d, rooms %d, points %d" % (len(TS.tiles), MW, MH, len(ROOMS), len(m.points)))
 
 

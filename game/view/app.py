@@ -36,9 +36,12 @@ class SimulationScreen:
         ts = self.map_img.tile
         self.ts = ts
         self.cam = Camera(size[0] - PANEL_W, size[1] - HUD_H, world.map.width * ts, world.map.height * ts)
-        self.cam.zoom_i = 2
-        sp = world.map.point("entrance_spawn").tile
-        self.cam.centre_on((sp.x + 0.5) * ts, (sp.y + 0.5) * ts)
+        self.cam.zoom_i = 1
+        # start over the building: the bounding box of the rooms, entrance forecourt aside
+        rooms = [r.rect for r in world.map.rooms.values() if r.name != "entrance"] or [r.rect for r in world.map.rooms.values()]
+        x0, y0 = min(r.x0 for r in rooms), min(r.y0 for r in rooms)
+        x1, y1 = max(r.x1 for r in rooms), max(r.y1 for r in rooms)
+        self.cam.centre_on((x0 + x1) / 2 * ts, (y0 + y1) / 2 * ts)
         self.paused = False
         self.speed_i = 1
         self.selected: str | None = None
@@ -251,7 +254,8 @@ class SimulationScreen:
 
 def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = False, frames: int | None = None,
                screenshot: Path | None = None, size: tuple[int, int] = (1280, 720), speed: int = 2,
-               select: str | None = None, title: str = "medsim", fixed_dt: float | None = None) -> dict[str, Any]:
+               select: str | None = None, title: str = "medsim", fixed_dt: float | None = None,
+               zoom: float | None = None) -> dict[str, Any]:
     """Open the window (or the SDL dummy driver when ``headless``) and run the loop.
     Returns frame-time figures."""
     if headless:
@@ -263,6 +267,11 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
         pygame.display.set_caption(title)
         ui = SimulationScreen(world, map_path, assets, size, title)
         ui.speed_i = SPEEDS.index(speed) if speed in SPEEDS else 1
+        if zoom is not None:
+            from game.view.camera import ZOOMS
+
+            ui.cam.zoom_i = min(range(len(ZOOMS)), key=lambda i: abs(ZOOMS[i] - zoom))
+            ui.cam.clamp()
         if select:
             ui.select(select)
         clock = pygame.time.Clock()
