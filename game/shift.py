@@ -46,12 +46,12 @@ def build_shift(*, cases: str, llm: dict[str, str], model: str | None, doctors: 
     wc = replace(wc, doctors=doctors, patients=patients, consultation=wc.consultation.with_seed(seed))
     hmap = load_map(map_path or default_map_path())
     world = World(hmap, case_list, RoleModels(**{r: backends[r] for r in ROLES}), wc, runner=runner, log=log)
-    world.reset(seed)
     if log is not None:
         log.emit(ShiftHeader(map=str(hmap.path), seed=seed, config={"cases": cases, "doctors": doctors,
                                                                        "patients": patients},
                              models={r: describe_spec(s, model) for r, s in llm.items()},
                              git_revision=git_revision(), packages=package_versions()), t=0.0)
+    world.reset(seed)
     return world
 
 

@@ -107,7 +107,7 @@ class World:
         self.log = log  # an EventLog-like object with emit(event, **context), or None
         self.extra_sink = sink
         self._check_map()
-        self.reset(0)
+        self.seed: int | None = None  # call reset(seed) before step()
 
     # -- setup ------------------------------------------------------------------
     def _check_map(self) -> None:
@@ -217,6 +217,8 @@ class World:
 
     def step(self, dt: float) -> None:
         """Advance the world by ``dt`` simulated seconds."""
+        if self.seed is None:
+            raise RuntimeError("World.reset(seed) must be called before step()")
         if self.done:
             return
         self.t += dt
@@ -442,6 +444,8 @@ class World:
 
     def _start_test_trip(self, enc: Encounter, test: str, station: str, bedside: bool) -> None:
         enc.test_station, enc.bedside = station, bedside
+        if enc.doctor is not None:
+            enc.doctor.state = "waiting"
         enc.technician = None
         self._claim_technician(enc)
 

@@ -140,13 +140,14 @@ class SimulationScreen:
         img = self.map_img.at(z)
         left, top = self.cam.to_world(0, 0)
         view.blit(img, (0, 0), pygame.Rect(int(left * z), int(top * z), self.cam.view_w, self.cam.view_h))
-        if z >= 0.75:
+        if z >= 0.5:
+            size = 16 if z >= 0.75 else 14
             for room in self.world.map.rooms.values():
                 if room.name.startswith("corridor") or room.name == "entrance":
                     continue
                 sx, sy = self.cam.to_screen(room.rect.x0 * self.ts + 4, room.rect.y0 * self.ts + 2)
                 if -200 < sx < self.cam.view_w and -20 < sy < self.cam.view_h:
-                    label = self.text.render(room.name.replace("_", " ").upper(), 16, (255, 255, 255))
+                    label = self.text.render(room.name.replace("_", " ").upper(), size, (255, 255, 255))
                     bg = pygame.Rect(sx - 2, sy - 1, label.get_width() + 4, label.get_height() + 2)
                     draw_box(view, bg, (40, 50, 70), (40, 50, 70), radius=3, alpha=170)
                     view.blit(label, (sx, sy))

@@ -1,0 +1,87 @@
+"""The pygame view, headless (SDL dummy driver): never opens a window."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ["SDL_AUDIODRIVER"] = "dummy"
+
+from agents.cli import main  # noqa: E402
+from agents.events import read_events  # noqa: E402
+from game.hospital_map import load_map  # noqa: E402
+from game.shift import default_map_path  # noqa: E402
+
+
+def test_shipped_map_loads_and_every_room_is_reachable():
+    m = load_map(default_map_path())
+    reach = m.reachable_from(m.point("entrance_spawn").tile)
+    for word in ("reception", "waiting", "consult", "lab", "ecg", "imaging", "conference", "records"):
+        assert m.rooms_like(word), word
+    assert len(m.rooms_like("consult")) >= 3
+    assert len(m.rooms_like("imaging")) >= 2
+    for room in m.rooms.values():
+        assert any(c in reach for c in room.rect.cells()), room.name
+    assert m.rooms["imaging_xray"].address == "hospital:imaging:xray"
+
+
+def test_headless_screenshot_shows_the_hospital(tmp_path):
+    import pygame
+
+    shot = tmp_path / "shot.png"
+    log = tmp_path / "shift.jsonl"
+    rc = main(["play", "--llm", "scripted", "--headless", "--frames", "240", "--fixed-dt", "0.05", "--speed", "8",
+               "--zoom", "0.5", "--screenshot", str(shot), "--log", str(log), "--patients", "4"])
+    assert rc == 0 and shot.is_file()
+    pygame.init()
+    try:
+        pygame.display.set_mode((1280, 720))
+        img = pygame.image.load(str(shot))
+        assert img.get_size() == (1280, 720)
+        # not blank: many colours in the map area
+        colours = {tuple(img.get_at((x, y)))[:3] for x in range(0, 900, 7) for y in range(40, 720, 7)}
+        assert len(colours) > 60
+        # rooms where the map says: the screenshot's map area matches a plain render of the map
+        from game.view.app import HUD_H, PANEL_W
+        from game.view.camera import Camera
+        from game.view.render import MapImage
+
+        m = load_map(default_map_path())
+        ref = MapImage(default_map_path())
+        cam = Camera(1280 - PANEL_W, 720 - HUD_H, m.width * ref.tile, m.height * ref.tile, zoom_i=0)
+        rooms = [r.rect for r in m.rooms.values() if r.name != "entrance"]
+        cam.centre_on((min(r.x0 for r in rooms) + max(r.x1 for r in rooms)) / 2 * ref.tile,
+                      (min(r.y0 for r in rooms) + max(r.y1 for r in rooms)) / 2 * ref.tile)
+        scaled = ref.at(0.5)
+        same = total = 0
+        for room in m.rooms.values():
+            for cell in room.rect.cells()[::5]:
+                wx, wy = (cell.x + 0.5) * ref.tile, (cell.y + 0.5) * ref.tile
+                sx, sy = cam.to_screen(wx, wy)
+                if not (0 <= sx < cam.view_w and 0 <= sy < cam.view_h):
+                    continue
+                total += 1
+                a = img.get_at((sx, sy + HUD_H))[:3]
+                b = scaled.get_at((int(wx * 0.5), int(wy * 0.5)))[:3]
+                same += sum(abs(p - q) for p, q in zip(a, b)) < 30
+        assert total > 200 and same / total > 0.8
+    finally:
+        pygame.quit()
+    ev = read_events(log)
+    assert ev[0]["type"] == "shift_header" and any(e["type"] == "move" for e in ev)
+
+
+def test_core_never_imports_pygame(tmp_path):
+    code = (
+        "import sys\n"
+        "from agents.bench import BenchConfig, run_bench\n"
+        "from game.hospital_map import load_map\n"
+        "from game.shift import default_map_path\n"
+        "import game.world, game.shift, agents.cli\n"
+        f"run_bench(BenchConfig(cases='demo', out=__import__('pathlib').Path(r'{tmp_path}') / 'r', limit=2, progress=False))\n"
+        "load_map(default_map_path())\n"
+        "assert 'pygame' not in sys.modules, 'pygame imported by the core'\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
