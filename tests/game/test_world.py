@@ -131,3 +131,59 @@ def test_shift_is_deterministic(tmp_path):
     _, c = _shift(tmp_path, "c", seed=4)
     assert a.read_bytes() == b.read_bytes()
     assert a.read_bytes() != c.read_bytes()
+
+
+def test_rooms_come_from_the_map_not_the_code(tmp_path):
+    """A consultation room renamed/added in Tiled is used without code changes."""
+    p = small_hospital(tmp_path)
+    p.write_text(p.read_text().replace("consult_2", "consult_7"))
+    cases, _ = load_cases("demo")
+    llm = ScriptedLLM({c.id: c for c in cases})
+    hmap = load_map(p)
+    with EventLog(tmp_path / "s.jsonl") as log:
+        w = World(hmap, cases, RoleModels(llm, llm, llm, llm), WorldConfig(doctors=2, patients=4), log=log)
+        w.reset(0)
+        w.run(dt=0.25, max_sim_s=20000)
+    assert w.consult_rooms == ["consult_1", "consult_7"]
+    used = {e["room"] for e in read_events(tmp_path / "s.jsonl") if e["type"] == "encounter_started"}
+    assert used == {"consult_1", "consult_7"} and w.stats()["seen"] == 4
+
+
+class _Slow:
+    name = "slow"
+
+    def __init__(self, inner, delay):
+        self.inner, self.delay = inner, delay
+
+    def generate(self, messages, params, ctx):
+        import time
+
+        time.sleep(self.delay)
+        return self.inner.generate(messages, params, ctx)
+
+
+def test_model_calls_never_block_the_world(tmp_path):
+    import time
+
+    from game.runner import ThreadRunner
+
+    cases, _ = load_cases("demo")
+    slow = _Slow(ScriptedLLM({c.id: c for c in cases}), 0.2)
+    runner = ThreadRunner(2)
+    try:
+        w = World(load_map(small_hospital(tmp_path)), cases, RoleModels(slow, slow, slow, slow),
+                  WorldConfig(doctors=2, patients=2, think_s=0.0), runner=runner)
+        w.reset(0)
+        worst, saw_thinking = 0.0, False
+        deadline = time.time() + 120
+        while not w.done and time.time() < deadline:
+            t0 = time.perf_counter()
+            w.step(0.25)
+            worst = max(worst, time.perf_counter() - t0)
+            saw_thinking |= any(a.state == "thinking" for a in w.actors.values())
+            time.sleep(0.002)
+        assert w.done and w.stats()["seen"] == 2
+        assert saw_thinking
+        assert worst < 0.1  # a step never waits for the 0.2 s model call
+    finally:
+        runner.close()
