@@ -54,4 +54,6 @@ class ThreadRunner:
         return self._pool.submit(fn)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        # Queued calls are dropped; a call already running is waited for, because
+        # freeing an in-process model under a running llama.cpp decode crashes.
+        self._pool.shutdown(wait=True, cancel_futures=True)
