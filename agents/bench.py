@@ -28,7 +28,7 @@ from agents.llm.spec import build_role_backends, describe_spec, is_in_process
 from agents.provenance import git_revision, package_versions
 from agents.stats import wilson_interval
 
-__all__ = ["BenchConfig", "BenchError", "BenchOutcome", "run_bench", "summarise", "read_results"]
+__all__ = ["BenchConfig", "BenchError", "consultation_config", "BenchOutcome", "run_bench", "summarise", "read_results"]
 
 ROLE_NAMES = ("doctor", "patient", "measurement", "judge")
 
@@ -48,6 +48,9 @@ class BenchConfig:
     seed: int = 0
     max_turns: int = 20
     min_gathering: int = 3
+    protocol: str = "medsim"  # or "agentclinic" (markers, its prompt style, no min-gathering, no detectors)
+    doctor_mode: str | None = None  # structured | markers; None: structured unless the doctor is a server
+    guards: bool = True
     resume: bool = False
     retry_errors: bool = False
     skip_invalid: bool = False
@@ -59,7 +62,8 @@ class BenchConfig:
     def identity(self) -> dict[str, Any]:
         """What must match for --resume to continue the same run."""
         return {"cases": self.cases, "llm": dict(self.llm), "model": self.model, "limit": self.limit,
-                "seed": self.seed, "max_turns": self.max_turns, "min_gathering": self.min_gathering}
+                "seed": self.seed, "max_turns": self.max_turns, "min_gathering": self.min_gathering,
+                "protocol": self.protocol, "doctor_mode": self.doctor_mode, "guards": self.guards}
 
 
 @dataclass(frozen=True)
@@ -73,9 +77,26 @@ class BenchOutcome:
         return 1 if self.summary["errors"] else 0
 
 
+def consultation_config(*, protocol: str = "medsim", doctor_mode: str | None = None, doctor_spec: str = "scripted",
+                        max_turns: int = 20, min_gathering: int = 3, guards: bool = True,
+                        retry: RetryPolicy = RetryPolicy()) -> ConsultationConfig:
+    """The consultation settings a run uses. ``protocol="agentclinic"`` is AgentClinic's
+    protocol for comparison; the default doctor mode is structured, except for server
+    backends (not every server constrains to a JSON schema), which use markers."""
+    if protocol == "agentclinic":
+        return ConsultationConfig.agentclinic(max_turns=max_turns, retry=retry,
+                                              **({"doctor_mode": doctor_mode} if doctor_mode else {}))
+    if protocol != "medsim":
+        raise BenchError(f"unknown protocol '{protocol}' (medsim or agentclinic)")
+    mode = doctor_mode or ("markers" if doctor_spec.startswith("openai:") else "structured")
+    return ConsultationConfig(max_turns=max_turns, min_gathering=min_gathering, retry=retry, doctor_mode=mode,
+                              guard_retries=2 if guards else None)
+
+
 def _consultation_config(cfg: BenchConfig) -> ConsultationConfig:
-    base = ConsultationConfig(max_turns=cfg.max_turns, min_gathering=cfg.min_gathering,
-                              retry=RetryPolicy(retries=cfg.retries, backoff_s=cfg.backoff_s))
+    base = consultation_config(protocol=cfg.protocol, doctor_mode=cfg.doctor_mode, doctor_spec=cfg.llm["doctor"],
+                               max_turns=cfg.max_turns, min_gathering=cfg.min_gathering, guards=cfg.guards,
+                               retry=RetryPolicy(retries=cfg.retries, backoff_s=cfg.backoff_s))
     base = replace(base, **{r: replace(getattr(base, r), timeout_s=cfg.timeout_s)
                             for r in ("doctor", "patient", "measurement", "judge")})
     return base.with_seed(cfg.seed)
@@ -91,7 +112,8 @@ def _header_config(cfg: BenchConfig, cc: ConsultationConfig) -> dict[str, Any]:
 def _row(result: ConsultationResult, wall_s: float) -> dict[str, Any]:
     return {
         "case_id": result.case_id, "status": result.status, "diagnosis": result.diagnosis,
-        "truth": result.truth, "correct": result.correct, "error": result.error, "turns": result.turns,
+        "truth": result.truth, "correct": result.correct, "error": result.error, "failure": result.failure,
+        "turns": result.turns,
         "tests_requested": result.tests_requested, "n_tests": len(result.tests_requested),
         "judge_method": result.judge_method, "llm_calls": result.llm_calls,
         "prompt_tokens": result.prompt_tokens, "prompt_tokens_evaluated": result.prompt_tokens_evaluated,
@@ -120,7 +142,8 @@ def read_results(path: Path) -> list[dict[str, Any]]:
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     errors = [r for r in rows if r.get("error")]
-    scored = [r for r in rows if not r.get("error")]
+    failed = [r for r in rows if not r.get("error") and r.get("status") == "failed"]
+    scored = [r for r in rows if not r.get("error") and r.get("status") != "failed"]
     correct = sum(1 for r in scored if r.get("correct"))
     lo, hi = wilson_interval(correct, len(scored))
     n = max(1, len(scored))
@@ -133,6 +156,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "ci95": [round(lo, 4), round(hi, 4)],
         "errors": len(errors),
         "error_cases": {r["case_id"]: r["error"] for r in errors},
+        # consultations a role kept breaking (refusals, role breaks, loops): not scored
+        "failed": len(failed),
+        "failed_cases": {r["case_id"]: r.get("failure") for r in failed},
+        # strict accuracy: failed consultations counted as wrong
+        "accuracy_all": (correct / (len(scored) + len(failed))) if (scored or failed) else None,
         "no_diagnosis": sum(1 for r in scored if r.get("status") == "no_diagnosis"),
         "mean_turns": round(sum(r["turns"] for r in scored) / n, 3),
         "mean_tests": round(sum(r["n_tests"] for r in scored) / n, 3),
@@ -155,7 +183,7 @@ def write_report(out: Path, cfg: BenchConfig, summary: dict[str, Any], rows: lis
           f"- git revision: `{git_revision()}`", f"- seed: {cfg.seed}, max turns: {cfg.max_turns}",
           "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()), "",
           "## Summary", "",
-          f"- cases: {summary['cases']} (scored {summary['scored']}, errors {summary['errors']})",
+          f"- cases: {summary['cases']} (scored {summary['scored']}, failed {summary['failed']}, errors {summary['errors']})",
           f"- accuracy: {summary['correct']}/{summary['scored']} = {_fmt_acc(summary)}",
           f"- no diagnosis given: {summary['no_diagnosis']}",
           f"- mean turns: {summary['mean_turns']}, mean tests requested: {summary['mean_tests']}",
@@ -231,7 +259,11 @@ def run_case(case: Case, models: RoleModels, cc: ConsultationConfig, header: dic
             msg = f"internal error: {type(e).__name__}: {e}"
             log.emit(CaseError(turn=0, error=msg))
             log.emit(CaseFinished(status="error", turns=0, diagnosis=None, correct=None))
-            result = ConsultationResult(case.id, "error", None, None, case.diagnosis, 0, [], msg, None, None, 0, 0, None, 0, 0.0)
+            result = ConsultationResult(case_id=case.id, status="error", diagnosis=None, correct=None,
+                                        truth=case.diagnosis, turns=0, tests_requested=[], error=msg,
+                                        failure=None, judge_method=None, judge_rationale=None, llm_calls=0,
+                                        prompt_tokens=0, prompt_tokens_evaluated=None, completion_tokens=0,
+                                        model_latency_s=0.0)
     return result, time.perf_counter() - t0
 
 

@@ -23,6 +23,14 @@ def _add_llm_args(p: argparse.ArgumentParser, default: str) -> None:
     g.add_argument("--retries", type=int, default=3, help="retries per model call on transient errors")
     g.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds (doubles)")
     g.add_argument("--timeout", type=float, default=120.0, help="per-call timeout for server backends, seconds")
+    c = p.add_argument_group("protocol")
+    c.add_argument("--protocol", choices=("medsim", "agentclinic"), default="medsim",
+                   help="agentclinic: AgentClinic's marker protocol and prompt style, no minimum gathering, no detectors")
+    c.add_argument("--doctor-mode", choices=("structured", "markers"), default=None,
+                   help="structured (JSON actions, grammar-constrained) or markers; default structured, markers for openai: doctors")
+    c.add_argument("--min-gathering", type=int, default=3,
+                   help="questions/tests required before a diagnosis is accepted (0: AgentClinic's rule)")
+    c.add_argument("--no-guards", action="store_true", help="turn off the refusal / role-break / loop detectors")
 
 
 def _role_specs(args: argparse.Namespace) -> dict[str, str]:
@@ -40,8 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, default=None, help="output directory (default runs/<cases>-<llm>-s<seed>)")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--max-turns", type=int, default=20)
-    b.add_argument("--min-gathering", type=int, default=3,
-                   help="questions/tests required before a diagnosis is accepted (0: AgentClinic's rule)")
     b.add_argument("--resume", action="store_true", help="finish an interrupted run in --out")
     b.add_argument("--retry-errors", action="store_true", help="with --resume: run errored cases again")
     b.add_argument("--skip-invalid", action="store_true", help="run the valid records of a case set with invalid ones")
@@ -53,7 +59,6 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--case", default=None, help="case id (default: the first case)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--max-turns", type=int, default=20)
-    c.add_argument("--min-gathering", type=int, default=3)
     c.add_argument("--log", type=Path, default=None, help="also write the event log here")
     _add_llm_args(c, "local")
 
@@ -95,7 +100,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     specs = _role_specs(args)
     out = args.out or Path("runs") / f"{Path(args.cases).stem}-{args.llm.replace(':', '_').replace('/', '_')}-s{args.seed}"
     cfg = BenchConfig(cases=args.cases, out=out, llm=specs, model=args.model, limit=args.limit,
-                      workers=args.workers, seed=args.seed, max_turns=args.max_turns, min_gathering=args.min_gathering, resume=args.resume,
+                      workers=args.workers, seed=args.seed, max_turns=args.max_turns, min_gathering=args.min_gathering,
+                      protocol=args.protocol, doctor_mode=args.doctor_mode, guards=not args.no_guards, resume=args.resume,
                       retry_errors=args.retry_errors, skip_invalid=args.skip_invalid,
                       progress=not args.no_progress, retries=args.retries, backoff_s=args.backoff,
                       timeout_s=args.timeout)
@@ -114,8 +120,8 @@ class _LivePrinter:
         self.t0 = time.perf_counter()
 
     def emit(self, event) -> None:  # type: ignore[no-untyped-def]
-        from agents.events import (JudgeDecision, LLMRetry, PrematureDiagnosis, RouteDecision,
-                                   TurnLimitReached, Utterance)
+        from agents.events import (ConsultationFailed, JudgeDecision, LLMRetry, PrematureDiagnosis, ReplyRejected,
+                                   RouteDecision, TurnLimitReached, Utterance)
 
         if isinstance(event, Utterance):
             who = {"doctor": "Doctor", "patient": "Patient", "measurement": "Technician"}[event.speaker]
@@ -124,6 +130,10 @@ class _LivePrinter:
             print(f"     ({event.rule}: {event.note})", flush=True)
         elif isinstance(event, LLMRetry):
             print(f"     (retry {event.attempt} for {event.role}: {event.error})", flush=True)
+        elif isinstance(event, ReplyRejected):
+            print(f"     ({event.role} reply rejected as {event.problem}, attempt {event.attempt}: {event.text[:80]!r})", flush=True)
+        elif isinstance(event, ConsultationFailed):
+            print(f"     (consultation failed: {event.reason})", flush=True)
         elif isinstance(event, PrematureDiagnosis):
             print(f"     (premature diagnosis after {event.gathered} of {event.required} questions/tests: "
                   "the doctor is told to go on)", flush=True)
@@ -155,7 +165,11 @@ def _cmd_consult(args: argparse.Namespace) -> int:
     try:
         backends = build_role_backends(specs, model=args.model, cases=by_id, seed=args.seed, pool=pool)
         models = RoleModels(**{r: backends[r] for r in _R})
-        cc = ConsultationConfig(max_turns=args.max_turns, min_gathering=args.min_gathering, retry=RetryPolicy(args.retries, args.backoff)).with_seed(args.seed)
+        from agents.bench import consultation_config
+
+        cc = consultation_config(protocol=args.protocol, doctor_mode=args.doctor_mode, doctor_spec=specs["doctor"],
+                                 max_turns=args.max_turns, min_gathering=args.min_gathering, guards=not args.no_guards,
+                                 retry=RetryPolicy(args.retries, args.backoff)).with_seed(args.seed)
         print(f"Case {case.id}: {case.demographics}. {case.objective}")
         print("Models: " + ", ".join(f"{r}={describe_spec(s, args.model)}" for r, s in specs.items()) + "\n", flush=True)
         printer = _LivePrinter()

@@ -7,18 +7,20 @@ headless bench just calls :func:`run_consultation`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, replace
 
 from agents.cases.model import Case
 from agents.events import (
-    CaseError, CaseFinished, CaseStarted, DiagnosisGiven, Event, EventSink, LLMCall, PrematureDiagnosis, RouteDecision,
+    CaseError, CaseFinished, CaseStarted, ConsultationFailed, DiagnosisGiven, Event, EventSink, LLMCall, PrematureDiagnosis, RouteDecision,
     TestRequested, TestResult, TurnLimitReached, Utterance,
 )
 from agents.judge import JudgeUnparsed, judge_diagnosis
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
-from agents.protocol import DoctorAction, parse_doctor_turn
-from agents.roles import RoleAgent, doctor_system, measurement_system, patient_system
+from agents.findings import match_findings
+from agents.protocol import DIAGNOSE_SCHEMA, DOCTOR_SCHEMA, DoctorAction, parse_doctor_turn, parse_structured_turn, say
+from agents.roles import RoleAgent, RoleFailure, doctor_system, measurement_system, patient_system
 
 __all__ = ["ConsultationConfig", "RoleModels", "PendingTurn", "TurnRecord", "ConsultationResult", "Consultation", "run_consultation"]
 
@@ -41,10 +43,26 @@ class ConsultationConfig:
     measurement: GenerateParams = GenerateParams(temperature=0.0, max_tokens=160, stop=("\nDoctor:",))
     judge: GenerateParams = GenerateParams(temperature=0.0, max_tokens=60)
     retry: RetryPolicy = RetryPolicy()
+    # "structured": each doctor turn is a schema-constrained JSON action; "markers":
+    # AgentClinic's free text with REQUEST TEST: / DIAGNOSIS READY:
+    doctor_mode: str = "structured"
+    prompt_style: str = "medsim"  # or "agentclinic" (AgentClinic-style role prompts)
+    # retries of a reply flagged as refusal / role break / loop / echo / empty; None
+    # turns the detectors off (AgentClinic behaviour)
+    guard_retries: int | None = 2
+    # the technician is shown the records that match the order (helps small models)
+    measurement_hints: bool = True
+
+    @classmethod
+    def agentclinic(cls, **kw: object) -> "ConsultationConfig":
+        """AgentClinic's protocol: marker turns, its style of prompts, a diagnosis
+        accepted at any turn, no detectors, no hints."""
+        base = dict(doctor_mode="markers", prompt_style="agentclinic", min_gathering=0, guard_retries=None,
+                    measurement_hints=False)
+        base.update(kw)
+        return cls(**base)  # type: ignore[arg-type]
 
     def with_seed(self, seed: int) -> "ConsultationConfig":
-        from dataclasses import replace
-
         return replace(
             self, seed=seed,
             doctor=replace(self.doctor, seed=seed), patient=replace(self.patient, seed=seed),
@@ -72,7 +90,8 @@ class TurnRecord:
 @dataclass(frozen=True)
 class PendingTurn:
     turn: int
-    doctor_text: str
+    doctor_text: str  # the model's raw reply
+    spoken: str  # what the doctor says aloud (the question, the order, the diagnosis)
     action: DoctorAction
     premature: bool  # a diagnosis before the minimum gathering: the doctor is told to go on
 
@@ -80,13 +99,14 @@ class PendingTurn:
 @dataclass(frozen=True)
 class ConsultationResult:
     case_id: str
-    status: str  # diagnosed | no_diagnosis | error
+    status: str  # diagnosed | no_diagnosis | failed (a role kept breaking) | error (backend)
     diagnosis: str | None
     correct: bool | None  # None when the case errored
     truth: str
     turns: int
     tests_requested: list[str]
     error: str | None
+    failure: str | None
     judge_method: str | None
     judge_rationale: str | None
     llm_calls: int
@@ -116,22 +136,34 @@ class Consultation:
         self.turn = 0
         self.diagnosis: str | None = None
         self.error: str | None = None
+        self.failure: str | None = None  # a role kept breaking: failed, not wrong
         self.tests_requested: list[str] = []
         self.transcript: list[TurnRecord] = []
         self._next_doctor_input = OPENING
         self._started = False
         self._pending: PendingTurn | None = None
-        mk = lambda role, llm, system, params: RoleAgent(role, llm, system, params, case.id, self.sink, config.retry)  # noqa: E731
-        self.doctor = mk("doctor", models.doctor, doctor_system(case, config.max_turns), config.doctor)
-        self.patient = mk("patient", models.patient, patient_system(case), config.patient)
-        self.measurement = mk("measurement", models.measurement, measurement_system(case), config.measurement)
+        if config.doctor_mode not in ("structured", "markers"):
+            raise ValueError(f"doctor_mode must be 'structured' or 'markers', got {config.doctor_mode!r}")
+        mk = lambda role, llm, system, params: RoleAgent(role, llm, system, params, case.id, self.sink,  # noqa: E731
+                                                         config.retry, guard_retries=config.guard_retries)
+        style = config.prompt_style
+        doctor_params = config.doctor
+        if config.doctor_mode == "structured":
+            doctor_params = replace(doctor_params, response_schema=json.dumps(DOCTOR_SCHEMA, sort_keys=True),
+                                    stop=())
+        self.doctor = mk("doctor", models.doctor,
+                         doctor_system(case, config.max_turns, mode=config.doctor_mode, style=style), doctor_params)
+        self.patient = mk("patient", models.patient, patient_system(case, style=style), config.patient)
+        self.measurement = mk("measurement", models.measurement, measurement_system(case, style=style),
+                              config.measurement)
+        self._parse = parse_structured_turn if config.doctor_mode == "structured" else parse_doctor_turn
 
 
     @property
     def done(self) -> bool:
         if self._pending is not None:
             return False
-        return self.diagnosis is not None or self.error is not None or self.turn >= self.config.max_turns
+        return (self.diagnosis is not None or self.error is not None or self.failure is not None or self.turn >= self.config.max_turns)
 
     def start(self) -> None:
         self._started = True
@@ -160,15 +192,23 @@ class Consultation:
         incoming = self._next_doctor_input
         if t == self.config.max_turns:
             incoming = f"{incoming}\n{LAST_TURN}"
+        last_params = None
+        if t == self.config.max_turns and self.config.doctor_mode == "structured":
+            # the grammar itself demands the diagnosis on the last turn
+            last_params = replace(self.doctor.params, response_schema=json.dumps(DIAGNOSE_SCHEMA, sort_keys=True))
         try:
-            doctor_text = self._respond(self.doctor, incoming)
+            doctor_text = self.doctor.respond(incoming, self.turn, last_params).text.strip()
         except LLMError as e:
             self._fail(t, e)
             return None
-        action = parse_doctor_turn(doctor_text)
+        except RoleFailure as e:
+            self._role_failed(t, e)
+            return None
+        action = self._parse(doctor_text)
+        spoken = say(action) if self.config.doctor_mode == "structured" else doctor_text
         self.sink.emit(Utterance(turn=t, speaker="doctor",
                                  addressee={"ask": "patient", "test": "measurement", "diagnose": "all"}[action.kind],
-                                 text=doctor_text))
+                                 text=spoken))
         route = {"ask": "patient", "test": "measurement", "diagnose": "diagnosis"}[action.kind]
         self.sink.emit(RouteDecision(turn=t, route=route, rule=action.rule, extracted=action.text, note=action.note))
         gathered = sum(1 for r in self.transcript if r.reply_speaker is not None)
@@ -180,7 +220,7 @@ class Consultation:
         elif action.kind == "test":
             self.tests_requested.append(action.text)
             self.sink.emit(TestRequested(turn=t, test=action.text))
-        self._pending = PendingTurn(t, doctor_text, action, premature)
+        self._pending = PendingTurn(t, doctor_text, spoken, action, premature)
         return self._pending
 
     def answer(self) -> TurnRecord | None:
@@ -200,7 +240,7 @@ class Consultation:
                 self.diagnosis = action.text
                 self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
             elif action.kind == "test":
-                reply = self._respond(self.measurement, f"The doctor orders: {action.text}")
+                reply = self._respond(self.measurement, self._order_message(action.text))
                 self.sink.emit(TestResult(turn=t, test=action.text, result=reply))
                 self.sink.emit(Utterance(turn=t, speaker="measurement", addressee="doctor", text=reply))
                 reply_speaker = "measurement"
@@ -212,6 +252,9 @@ class Consultation:
                 self._next_doctor_input = f"Patient: {reply}"
         except LLMError as e:
             self._fail(t, e)
+            return None
+        except RoleFailure as e:
+            self._role_failed(t, e)
             return None
         rec = TurnRecord(t, p.doctor_text, action, reply_speaker, reply)
         self.transcript.append(rec)
@@ -225,6 +268,20 @@ class Consultation:
             return None
         return self.answer()
 
+    def _order_message(self, test: str) -> str:
+        if not self.config.measurement_hints:
+            return f"The doctor orders: {test}"
+        hits = match_findings(self.case, test)
+        if hits:
+            rec = "\n".join(f"- {path}: {value}" for path, value in hits)
+            return f"The doctor orders: {test}\nRecords that match this order:\n{rec}"
+        return f"The doctor orders: {test}\nNo record matches this order."
+
+    def _role_failed(self, turn: int, e: RoleFailure) -> None:
+        self.failure = str(e)
+        self._pending = None
+        self.sink.emit(ConsultationFailed(turn=turn, role=e.role, problem=e.problem, reason=self.failure))
+
     def _fail(self, turn: int, e: Exception) -> None:
         self.error = str(e)
         self._pending = None
@@ -234,7 +291,7 @@ class Consultation:
         """Judge (unless errored) and close the case."""
         correct: bool | None = None
         method = rationale = None
-        if self.error is None:
+        if self.error is None and self.failure is None:
             try:
                 v = judge_diagnosis(self.diagnosis, self.case.diagnosis, llm=self.models.judge,
                                     params=self.config.judge, case_id=self.case.id, turn=self.turn,
@@ -243,8 +300,9 @@ class Consultation:
             except (LLMError, JudgeUnparsed) as e:
                 self.error = f"judge failed: {e}"
                 self.sink.emit(CaseError(turn=self.turn, error=self.error))
-        status = "error" if self.error else ("diagnosed" if self.diagnosis else "no_diagnosis")
-        if status == "error":
+        status = ("error" if self.error else "failed" if self.failure
+                  else "diagnosed" if self.diagnosis else "no_diagnosis")
+        if status in ("error", "failed"):
             correct = None
         self.sink.emit(CaseFinished(status=status, turns=self.turn, diagnosis=self.diagnosis, correct=correct))
         calls = self.sink.calls
@@ -252,7 +310,7 @@ class Consultation:
         return ConsultationResult(
             case_id=self.case.id, status=status, diagnosis=self.diagnosis, correct=correct,
             truth=self.case.diagnosis, turns=self.turn, tests_requested=list(self.tests_requested),
-            error=self.error, judge_method=method, judge_rationale=rationale,
+            error=self.error, failure=self.failure, judge_method=method, judge_rationale=rationale,
             llm_calls=len(calls),
             prompt_tokens=sum(c.prompt_tokens for c in calls),
             prompt_tokens_evaluated=None if any(e is None for e in evals) else sum(e for e in evals if e is not None),

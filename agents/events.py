@@ -17,8 +17,8 @@ from typing import Any, ClassVar, Protocol, TextIO
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
-    "TestResult", "LLMCall", "LLMRetry", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
-    "JudgeDecision", "CaseError", "CaseFinished", "EventSink", "EventLog",
+    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
+    "JudgeDecision", "CaseError", "ConsultationFailed", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "TeeSink", "read_events", "SCHEMA_VERSION",
 ]
 
@@ -127,6 +127,19 @@ class LLMRetry(Event):
 
 
 @dataclass(frozen=True)
+class ReplyRejected(Event):
+    """A reply flagged by a detector (refusal, role break, loop, echo, empty); the role is
+    asked again with a corrective instruction, up to a bound."""
+
+    type: ClassVar[str] = "reply_rejected"
+    role: str
+    turn: int
+    problem: str
+    text: str
+    attempt: int
+
+
+@dataclass(frozen=True)
 class PrematureDiagnosis(Event):
     """A diagnosis before the minimum of questions/tests; the doctor is told to go on."""
 
@@ -170,9 +183,21 @@ class CaseError(Event):
 
 
 @dataclass(frozen=True)
+class ConsultationFailed(Event):
+    """A role kept producing unusable replies: recorded as a failed consultation, never
+    as a wrong diagnosis."""
+
+    type: ClassVar[str] = "consultation_failed"
+    turn: int
+    role: str
+    problem: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class CaseFinished(Event):
     type: ClassVar[str] = "case_finished"
-    status: str  # diagnosed | no_diagnosis | error
+    status: str  # diagnosed | no_diagnosis | failed | error
     turns: int
     diagnosis: str | None
     correct: bool | None

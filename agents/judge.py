@@ -10,7 +10,7 @@ from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.prompts import render
 
-__all__ = ["normalise", "precheck", "parse_verdict", "Verdict", "judge_diagnosis", "JudgeUnparsed"]
+__all__ = ["normalise", "not_a_diagnosis", "precheck", "parse_verdict", "Verdict", "judge_diagnosis", "JudgeUnparsed"]
 
 _FILLER = {"the", "a", "an", "of", "acute", "likely", "probable", "most", "diagnosis", "is", "with", "due", "to"}
 
@@ -41,11 +41,35 @@ class Verdict:
     rationale: str
 
 
+_FIRST_PERSON = re.compile(r"\b(i|i'm|im|me|my|we|you|your)\b", re.IGNORECASE)
+_NON_ANSWER = re.compile(r"^\s*(no|not|none|unknown|unsure|uncertain|cannot|can't|unclear|n/?a|need more|more tests)\b",
+                         re.IGNORECASE)
+
+
+def not_a_diagnosis(text: str) -> str | None:
+    """Why ``text`` cannot be a diagnosis (a sentence about oneself, a question, a
+    negation, a long passage), or None. Keeps a lenient model judge from saying "Yes" to
+    a line that names no condition."""
+    t = text.strip()
+    if "?" in t:
+        return "a question"
+    if len(t.split()) > 15:
+        return "too long to be a diagnosis"
+    if _FIRST_PERSON.search(t):
+        return "a sentence in the first or second person"
+    if _NON_ANSWER.match(t):
+        return "a negation or non-answer"
+    return None
+
+
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
     """Decide the easy cases without a model: no diagnosis is wrong; the same words
     (ignoring case, punctuation, articles, parentheses) or the key's abbreviation are right."""
     if diagnosis is None or not normalise(diagnosis):
         return Verdict(False, "precheck", "no_diagnosis", "no diagnosis was given")
+    why = not_a_diagnosis(diagnosis)
+    if why and normalise(diagnosis) != normalise(truth):
+        return Verdict(False, "precheck", "not_a_diagnosis", f"'{diagnosis[:80]}' names no condition ({why})")
     d, t = normalise(diagnosis), normalise(truth)
     if d == t:
         return Verdict(True, "precheck", "normalised_equal", f"'{diagnosis}' equals '{truth}' after normalisation")

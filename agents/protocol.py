@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text"]
+__all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text", "DOCTOR_SCHEMA", "DIAGNOSE_SCHEMA", "parse_structured_turn", "say"]
 
 # Markdown emphasis / code / heading characters that small models wrap markers in.
 _MD = re.compile(r"[*`#>]+")
@@ -71,3 +71,58 @@ def parse_doctor_turn(text: str) -> DoctorAction:
     if not text.strip():
         return DoctorAction("ask", "", "empty_turn", note="doctor produced no text")
     return DoctorAction("ask", text.strip(), "default_patient")
+
+
+# The structured doctor turn: a bounded choice of action and a bounded text. Bounded
+# schemas keep small models' JSON valid (free-form ones run to max_tokens and truncate).
+DOCTOR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["ask_patient", "order_test", "diagnose"]},
+        "text": {"type": "string", "minLength": 2, "maxLength": 160},
+    },
+    "required": ["action", "text"],
+    "additionalProperties": False,
+}
+# the last turn: only a diagnosis can be produced
+DIAGNOSE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["diagnose"]},
+        "text": {"type": "string", "minLength": 2, "maxLength": 160},
+    },
+    "required": ["action", "text"],
+    "additionalProperties": False,
+}
+_ACTIONS = {"ask_patient": "ask", "order_test": "test", "diagnose": "diagnose"}
+
+
+def parse_structured_turn(text: str) -> DoctorAction:
+    """A JSON doctor turn -> action. Anything else falls back to the marker parser, and
+    the fallback is named in the rule."""
+    import json
+
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        obj = None
+    if isinstance(obj, dict) and obj.get("action") in _ACTIONS and isinstance(obj.get("text"), str):
+        payload = obj["text"].strip()
+        kind = _ACTIONS[obj["action"]]
+        if kind != "ask":
+            payload = clean_marker_text(payload)
+        if payload:
+            return DoctorAction(kind, payload, "structured")
+        return DoctorAction("ask", "", "structured_empty_text", note="structured turn with empty text")
+    fb = parse_doctor_turn(text)
+    return DoctorAction(fb.kind, fb.text, f"structured_fallback:{fb.rule}",
+                        note="reply was not the structured JSON; parsed as free text")
+
+
+def say(action: DoctorAction) -> str:
+    """What the doctor says aloud for an action (dialogue panel, speech bubbles)."""
+    if action.kind == "test":
+        return f"I'd like to order: {action.text}."
+    if action.kind == "diagnose":
+        return f"My diagnosis is: {action.text}."
+    return action.text

@@ -337,7 +337,7 @@ class World:
                 if pending is None:  # done (turn limit) or the model failed
                     self._start_judging(enc)
                     return
-                enc.timer = self.t + self._say(enc.doctor, pending.doctor_text)
+                enc.timer = self.t + self._say(enc.doctor, pending.spoken)
                 a = pending.action
                 if a.kind == "test" and not pending.premature:
                     route = self.config.test_rooms.route(a.text)

@@ -41,7 +41,8 @@ class _FakeChat(BaseHTTPRequestHandler):
         system = msgs[0]["content"]
         turns = sum(1 for m in msgs if m["role"] == "assistant")
         if system.startswith("You are Dr."):
-            text = ["What brings you in?", "REQUEST TEST: Chest X-Ray", "DIAGNOSIS READY: Pneumonia"][min(turns, 2)]
+            text = ["What brings you in?", "How long has it lasted?", "REQUEST TEST: Chest X-Ray",
+                    "DIAGNOSIS READY: Pneumonia"][min(turns, 3)]
         elif "measurement technician" in system:
             text = "RESULTS: normal readings"
         elif "senior physician" in system:

@@ -23,6 +23,9 @@ class GenerateParams:
     stop: tuple[str, ...] = ()
     seed: int = 0
     timeout_s: float = 120.0
+    # JSON schema (as JSON text, so params stay hashable) the reply must follow; backends
+    # constrain decoding to it (llama.cpp grammar, OpenAI-style response_format)
+    response_schema: str | None = None
 
 
 @dataclass(frozen=True)

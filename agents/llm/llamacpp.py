@@ -8,6 +8,7 @@ since a loaded model is not thread-safe. Contexts are created lazily and kept by
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -87,6 +88,9 @@ class LlamaCppLLM:
                     max_tokens=params.max_tokens,
                     stop=list(params.stop) or None,
                     seed=params.seed,
+                    # a JSON schema becomes a llama.cpp grammar: the reply cannot leave it
+                    response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
+                                     if params.response_schema else None),
                 )
             except ValueError as e:  # e.g. prompt longer than the context window
                 raise LLMError(str(e), backend=self.name, transient=False) from e

@@ -41,6 +41,9 @@ class OpenAICompatLLM:
         }
         if params.stop:
             body["stop"] = list(params.stop)[:4]
+        if params.response_schema:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "reply", "schema": json.loads(params.response_schema), "strict": True}}
         headers = {"Content-Type": "application/json"}
         key = self._key()
         if key:

@@ -111,6 +111,17 @@ class ScriptedLLM:
             return ("Yes.", "yes, they match: same condition.")[phr]
         return ("No. These are different conditions.", "no - they do not match.")[phr]
 
+    @staticmethod
+    def _as_json(marker_text: str) -> str:
+        """The same decision as a structured (JSON) doctor turn."""
+        import json
+
+        from agents.protocol import parse_doctor_turn
+
+        a = parse_doctor_turn(marker_text)
+        action = {"ask": "ask_patient", "test": "order_test", "diagnose": "diagnose"}[a.kind]
+        return json.dumps({"action": action, "text": a.text})
+
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
         if ctx.role == "judge":
             return self._output(self._judge(ctx.case_id, messages[-1].content), messages)
@@ -118,6 +129,8 @@ class ScriptedLLM:
         last = messages[-1].content if messages else ""
         if ctx.role == "doctor":
             text = self._doctor(case, messages)
+            if params.response_schema:
+                text = self._as_json(text)
         elif ctx.role == "patient":
             text = self._patient(case, last)
         elif ctx.role == "measurement":

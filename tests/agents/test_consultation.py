@@ -74,13 +74,13 @@ class NeverDiagnoses:
     name = "chatty"
 
     def __init__(self):
-        self.last_prompts = []
+        self.n = 0
 
     def generate(self, messages, params, ctx):
-        self.last_prompts.append(messages[-1].content)
+        self.n += 1
         if ctx.role == "judge":
             return Output("No.", self.name)
-        return Output("Tell me more about that." if ctx.role == "doctor" else "It hurts.", self.name)
+        return Output(f"Tell me more about symptom number {self.n}." if ctx.role == "doctor" else "It hurts.", self.name)
 
 
 def test_turn_limit_demands_diagnosis_and_records_none(demo):
@@ -134,12 +134,14 @@ def test_minimum_gathering_rule(demo):
     from agents.events import PrematureDiagnosis
 
     sink = ListSink()
-    r = run_consultation(demo["demo-016"], _models(AlwaysDiagnoses()), ConsultationConfig(max_turns=5), sink)
+    r = run_consultation(demo["demo-016"], _models(AlwaysDiagnoses()),
+                         ConsultationConfig(max_turns=5, doctor_mode="markers", guard_retries=None), sink)
     prem = [e for e in sink.events if isinstance(e, PrematureDiagnosis)]
     assert [e.turn for e in prem] == [1, 2, 3, 4] and all(e.required == 3 for e in prem)
     assert r.turns == 5 and r.diagnosis == "Gout"  # the last turn accepts it
     doctor_inputs = [e.messages[-1]["content"] for e in sink.events if isinstance(e, LLMCall) and e.role == "doctor"]
     assert doctor_inputs[1].startswith("Not yet")
     sink = ListSink()
-    r = run_consultation(demo["demo-016"], _models(AlwaysDiagnoses()), ConsultationConfig(min_gathering=0), sink)
+    r = run_consultation(demo["demo-016"], _models(AlwaysDiagnoses()),
+                         ConsultationConfig(min_gathering=0, doctor_mode="markers"), sink)
     assert r.turns == 1 and not [e for e in sink.events if isinstance(e, PrematureDiagnosis)]

@@ -13,6 +13,9 @@ from agents.llm.base import GenerateParams, Output
     ("PML", "Progressive multifocal encephalopathy (PML)", True, "abbreviation"),
     ("Progressive multifocal encephalopathy", "Progressive multifocal encephalopathy (PML)", True, "core_equal"),
     ("Tension headache", "Migraine", None, "undecided"),
+    ("I'm here to talk about something on my mind", "Migraine", False, "not_a_diagnosis"),
+    ("No pulmonary embolism", "Pulmonary embolism", False, "not_a_diagnosis"),
+    ("Could it be a migraine?", "Migraine", False, "not_a_diagnosis"),
 ])
 def test_precheck(dx, truth, correct, rule):
     v = precheck(dx, truth)

@@ -1,0 +1,76 @@
+"""Detectors for the ways small models break a consultation: refusals, role breaks, loops,
+echoes of the instruction, empty turns. Each is a pure function of the reply and what the
+role said before; the role agent retries a flagged reply with a corrective instruction
+(see ``agents.roles``) and records every rejection as an event."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+__all__ = ["check_reply", "CORRECTIONS", "normalise_line"]
+
+_REFUSAL = re.compile(
+    r"(i'?m sorry,? but i (?:can'?t|cannot)|i (?:can'?t|cannot|am unable to|'m unable to) (?:assist|help|provide|answer|do that)"
+    r"|as an ai\b|i am an ai\b|i'?m an ai\b|as a language model|i'?m not able to (?:assist|help)|i can'?t (?:role-?play|pretend))",
+    re.IGNORECASE,
+)
+_SPEAKER = re.compile(r"(?:^|\n)\s*\**\s*(doctor|dr\.?(?:\s+\w+)?|patient|technician|nurse)\s*\**\s*:", re.IGNORECASE)
+
+
+def normalise_line(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def check_reply(role: str, text: str, previous: Sequence[str], incoming: str) -> str | None:
+    """The problem with ``role``'s reply, or None. ``previous`` are the role's accepted
+    replies so far; ``incoming`` is the message it answered."""
+    t = text.strip()
+    if not normalise_line(t):
+        return "empty"
+    if _REFUSAL.search(t):
+        return "refusal"
+    speakers = {m.group(1).lower().split()[0].rstrip(".") for m in _SPEAKER.finditer(t)}
+    own = {"doctor": {"doctor", "dr"}, "patient": {"patient"}, "measurement": {"technician"}}.get(role, set())
+    if speakers - own:
+        return "role_break"
+    norm = normalise_line(t)
+    if role == "doctor":
+        inc = normalise_line(incoming)
+        # the doctor repeating the message it was given (instruction or the patient's words)
+        if len(inc) > 30 and (inc in norm or norm in inc) and len(norm) > 20:
+            return "echo"
+        if "not yet you have asked" in norm or "this is your last turn" in norm:
+            return "echo"
+    if role == "patient" and re.match(r"^\s*(what brings you|how can i help|can you tell me more about your)", t, re.IGNORECASE):
+        return "role_break"
+    # a repeated line: the doctor's questions must move on; a patient may say "no" twice
+    # but not the same long answer; the technician legitimately repeats "not available"
+    min_len = {"doctor": 12, "patient": 40}.get(role)
+    if min_len is not None and len(norm) > min_len and any(norm == normalise_line(p) for p in previous):
+        return "loop"
+    return None
+
+
+CORRECTIONS = {
+    "doctor": {
+        "empty": "(Reply with your next step: one question, one test, or your diagnosis.)",
+        "refusal": "(You are the doctor in this consultation. Continue: ask a question, order a test or give your diagnosis.)",
+        "role_break": "(Speak only as the doctor. Do not write the patient's or technician's words.)",
+        "echo": "(Do not repeat that message. Ask the patient a new question or order a test.)",
+        "loop": "(You already said that. Ask something new or order a different test.)",
+    },
+    "patient": {
+        "empty": "(Answer the doctor in one or two sentences.)",
+        "refusal": "(Stay in character: you are the patient. Answer the doctor's question in the first person, from what you know about yourself.)",
+        "role_break": "(Speak only as the patient, in the first person. Do not write the doctor's lines and do not ask the doctor questions.)",
+        "loop": "(You already said that. Answer this question with different details from what you know.)",
+        "echo": "(Answer the question in your own words.)",
+    },
+    "measurement": {
+        "empty": "(Reply with the result, as RESULTS: ...)",
+        "refusal": "(You are the technician. Report the result from the records, as RESULTS: ...)",
+        "role_break": "(Reply only as the technician, with the result.)",
+        "loop": "(Report the result of this order.)",
+        "echo": "(Report the result of this order.)",
+    },
+}

@@ -1,0 +1,121 @@
+import json
+
+import pytest
+
+from agents.cases import load_cases
+from agents.consultation import ConsultationConfig, RoleModels, run_consultation
+from agents.events import ConsultationFailed, LLMCall, ListSink, ReplyRejected, RouteDecision
+from agents.guards import check_reply
+from agents.llm.base import Output
+from agents.llm.scripted import ScriptedLLM
+from agents.protocol import parse_structured_turn
+
+
+@pytest.mark.parametrize("role,text,previous,incoming,problem", [
+    ("patient", "I'm sorry, but I can't assist with that.", [], "Any pain?", "refusal"),
+    ("patient", "As an AI, I don't have symptoms.", [], "Any pain?", "refusal"),
+    ("patient", "My chest hurts.\nDoctor: How long?\nPatient: Two days.", [], "Any pain?", "role_break"),
+    ("patient", "What brings you in today?", [], "Hello", "role_break"),
+    ("doctor", "How long?\nPatient: two days", [], "Patient: it hurts", "role_break"),
+    ("doctor", "Not yet: you have asked 1 question(s) or test(s) so far.", [], "Not yet: you have asked 1", "echo"),
+    ("doctor", "When did the pain start exactly?", ["When did the pain start exactly?"], "x", "loop"),
+    ("patient", "The pain started two days ago after lifting boxes at work.",
+     ["The pain started two days ago after lifting boxes at work."], "x", "loop"),
+    ("doctor", "   ", [], "x", "empty"),
+    ("measurement", "RESULTS: not available", ["RESULTS: not available"], "x", None),
+    ("patient", "No.", ["No."], "x", None),
+    ("patient", "It started on Monday and gets worse when I walk.", [], "When?", None),
+    ("doctor", "REQUEST TEST: ECG", [], "Patient: my chest hurts", None),
+])
+def test_detectors(role, text, previous, incoming, problem):
+    assert check_reply(role, text, previous, incoming) == problem
+
+
+class Script:
+    """Per role, a list of replies handed out in order (the last one repeats)."""
+
+    name = "script"
+
+    def __init__(self, inner, **per_role):
+        self.inner, self.per_role = inner, {k: list(v) for k, v in per_role.items()}
+
+    def generate(self, messages, params, ctx):
+        q = self.per_role.get(ctx.role)
+        if q:
+            return Output(q.pop(0) if len(q) > 1 else q[0], self.name)
+        return self.inner.generate(messages, params, ctx)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    cases, _ = load_cases("demo")
+    return {c.id: c for c in cases}
+
+
+def test_refusal_is_retried_with_a_correction_then_accepted(demo):
+    llm = Script(ScriptedLLM(demo), patient=["I'm sorry, but I can't assist with that.", "It started two days ago."])
+    sink = ListSink()
+    r = run_consultation(demo["demo-003"], RoleModels(llm, llm, llm, llm), ConsultationConfig(), sink)
+    rej = [e for e in sink.events if isinstance(e, ReplyRejected)]
+    assert [(e.role, e.problem, e.attempt) for e in rej] == [("patient", "refusal", 1)]
+    patient_calls = [e for e in sink.events if isinstance(e, LLMCall) and e.role == "patient"]
+    assert "Stay in character" in patient_calls[1].messages[-1]["content"]
+    assert patient_calls[1].params["seed"] != patient_calls[0].params["seed"]
+    assert r.status == "diagnosed" and r.error is None
+
+
+def test_unfixable_role_is_a_failed_consultation_not_a_wrong_answer(demo, tmp_path):
+    llm = Script(ScriptedLLM(demo), patient=["I can't help with that, as an AI."])
+    sink = ListSink()
+    r = run_consultation(demo["demo-003"], RoleModels(llm, llm, llm, llm), ConsultationConfig(guard_retries=2), sink)
+    assert r.status == "failed" and r.correct is None and r.diagnosis is None and r.error is None
+    assert len([e for e in sink.events if isinstance(e, ReplyRejected)]) == 3
+    assert [e.problem for e in sink.events if isinstance(e, ConsultationFailed)] == ["refusal"]
+    # the same with detectors off (AgentClinic): the refusal goes through as dialogue
+    r2 = run_consultation(demo["demo-003"], RoleModels(llm, llm, llm, llm), ConsultationConfig(guard_retries=None), ListSink())
+    assert r2.status == "diagnosed"
+
+
+def test_failed_consultations_are_counted_apart_in_the_bench(demo, tmp_path):
+    from agents.bench import BenchConfig, run_bench
+
+    llm = Script(ScriptedLLM(demo), patient=["As an AI I cannot do that."])
+    o = run_bench(BenchConfig(cases="demo", out=tmp_path / "r", limit=3, progress=False),
+                  backends={r: llm for r in ("doctor", "patient", "measurement", "judge")})
+    s = o.summary
+    assert s["failed"] == 3 and s["scored"] == 0 and s["errors"] == 0 and s["accuracy"] is None
+    assert s["accuracy_all"] == 0.0
+
+
+def test_structured_turns_parse_and_fall_back():
+    a = parse_structured_turn(json.dumps({"action": "order_test", "text": "Chest X-ray."}))
+    assert (a.kind, a.text, a.rule) == ("test", "Chest X-ray", "structured")
+    b = parse_structured_turn('{"action": "diagnose", "text": "[Gout]"}')
+    assert (b.kind, b.text) == ("diagnose", "Gout")
+    c = parse_structured_turn("REQUEST TEST: ECG")
+    assert c.kind == "test" and c.rule == "structured_fallback:test_marker" and c.note
+    d = parse_structured_turn('{"action": "dance", "text": "x"}')
+    assert d.rule.startswith("structured_fallback")
+
+
+def test_structured_mode_sends_a_bounded_schema_and_demands_a_diagnosis_last(demo):
+    sink = ListSink()
+    llm = ScriptedLLM(demo)
+    run_consultation(demo["demo-001"], RoleModels(llm, llm, llm, llm), ConsultationConfig(max_turns=4), sink)
+    doctor = [e for e in sink.events if isinstance(e, LLMCall) and e.role == "doctor"]
+    schemas = [json.loads(e.params["response_schema"]) for e in doctor]
+    assert schemas[0]["properties"]["action"]["enum"] == ["ask_patient", "order_test", "diagnose"]
+    assert schemas[0]["properties"]["text"]["maxLength"] <= 200
+    assert schemas[-1]["properties"]["action"]["enum"] == ["diagnose"]
+    assert all(r.rule == "structured" for r in sink.events if isinstance(r, RouteDecision))
+
+
+def test_agentclinic_preset(demo):
+    cfg = ConsultationConfig.agentclinic()
+    assert (cfg.doctor_mode, cfg.prompt_style, cfg.min_gathering, cfg.guard_retries) == ("markers", "agentclinic", 0, None)
+    sink = ListSink()
+    llm = ScriptedLLM(demo)
+    r = run_consultation(demo["demo-001"], RoleModels(llm, llm, llm, llm), cfg, sink)
+    doctor = [e for e in sink.events if isinstance(e, LLMCall) and e.role == "doctor"]
+    assert "DIAGNOSIS READY" in doctor[0].messages[0]["content"] and doctor[0].params["response_schema"] is None
+    assert r.status == "diagnosed"
