@@ -8,6 +8,7 @@ headless bench just calls :func:`run_consultation`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 
 from agents.cases.model import Case
@@ -271,7 +272,13 @@ class Consultation:
     def _order_message(self, test: str) -> str:
         if not self.config.measurement_hints:
             return f"The doctor orders: {test}"
-        hits = match_findings(self.case, test)
+        # an order may name several tests ("CBC, chest X-ray and a CT"): match each
+        parts = [p for p in re.split(r"\s*(?:,|;|\band\b|\+|/)\s*", test) if p.strip()] or [test]
+        hits: list[tuple[str, str]] = []
+        for part in parts:
+            for h in match_findings(self.case, part):
+                if h not in hits:
+                    hits.append(h)
         if hits:
             rec = "\n".join(f"- {path}: {value}" for path, value in hits)
             return f"The doctor orders: {test}\nRecords that match this order:\n{rec}"
