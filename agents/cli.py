@@ -203,9 +203,16 @@ def _cmd_play(args: argparse.Namespace) -> int:
     pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # leave a core for the view
     try:
         with EventLog(log_path) as log:
+            from agents.bench import consultation_config
+            from agents.llm.calls import RetryPolicy
+            from game.world import WorldConfig
+
+            cc = consultation_config(protocol=args.protocol, doctor_mode=args.doctor_mode, doctor_spec=specs["doctor"],
+                                     min_gathering=args.min_gathering, guards=not args.no_guards,
+                                     retry=RetryPolicy(args.retries, args.backoff))
             world = build_shift(cases=args.cases, llm=specs, model=args.model, doctors=args.doctors,
                                 patients=args.patients, seed=args.seed, map_path=args.map, runner=runner,
-                                log=log, pool=pool)
+                                log=log, pool=pool, config=WorldConfig(consultation=cc))
             from game.view.app import run_window
 
             stats = run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless,

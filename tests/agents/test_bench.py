@@ -165,3 +165,20 @@ def test_malformed_case_file_stops_before_running(tmp_path, capsys):
 def test_bad_backend_spec_is_a_clear_error(tmp_path, capsys):
     rc = main(["bench", "--cases", "demo", "--llm", "bogus", "--out", str(tmp_path / "x"), "--no-progress"])
     assert rc == 2 and "unknown backend spec 'bogus'" in capsys.readouterr().err
+
+
+def test_server_doctor_gets_the_json_schema_in_structured_mode(tmp_path, fake_openai):
+    url, server = fake_openai
+    o = run_bench(_cfg(tmp_path, out=tmp_path / "s", llm={r: f"openai:{url}" for r in ROLES}, model="fake",
+                       limit=1, doctor_mode="structured"))
+    assert o.summary["errors"] == 0
+    doctor_bodies = [q["body"] for q in server.requests if q["body"]["messages"][0]["content"].startswith("You are Dr.")]
+    fmt = doctor_bodies[0]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["properties"]["action"]["enum"]
+    # the fake server ignores the schema and answers in markers: parsed by the recorded fallback
+    ev = read_events(tmp_path / "s" / "events" / "demo-001.jsonl")
+    assert any(e["type"] == "route" and e["rule"].startswith("structured_fallback") for e in ev)
+    # markers by default for server doctors
+    n = len(server.requests)
+    run_bench(_cfg(tmp_path, out=tmp_path / "m", llm={r: f"openai:{url}" for r in ROLES}, model="fake", limit=1))
+    assert all("response_format" not in q["body"] for q in server.requests[n:])
