@@ -13,13 +13,14 @@ from dataclasses import dataclass, field, replace
 
 from agents.cases.model import Case
 from agents.events import (
-    CaseError, CaseFinished, CaseStarted, ConsultationFailed, DiagnosisGiven, Event, EventSink, LLMCall, PrematureDiagnosis, RouteDecision,
+    CaseError, CaseFinished, CaseStarted, ConsultationFailed, FallbackReply, DiagnosisGiven, Event, EventSink, LLMCall, PrematureDiagnosis, RouteDecision,
     TestRequested, TestResult, TurnLimitReached, Utterance,
 )
 from agents.judge import JudgeUnparsed, judge_diagnosis
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.findings import match_findings
+from agents.guards import normalise_line
 from agents.protocol import DIAGNOSE_SCHEMA, DOCTOR_SCHEMA, DoctorAction, parse_doctor_turn, parse_structured_turn, say
 from agents.roles import RoleAgent, RoleFailure, doctor_system, measurement_system, patient_system
 
@@ -241,7 +242,7 @@ class Consultation:
                 self.diagnosis = action.text
                 self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
             elif action.kind == "test":
-                reply = self._respond(self.measurement, self._order_message(action.text))
+                reply = self._run_order(t, action.text)
                 self.sink.emit(TestResult(turn=t, test=action.text, result=reply))
                 self.sink.emit(Utterance(turn=t, speaker="measurement", addressee="doctor", text=reply))
                 reply_speaker = "measurement"
@@ -269,9 +270,7 @@ class Consultation:
             return None
         return self.answer()
 
-    def _order_message(self, test: str) -> str:
-        if not self.config.measurement_hints:
-            return f"The doctor orders: {test}"
+    def _order_hits(self, test: str) -> list[tuple[str, str]]:
         # an order may name several tests ("CBC, chest X-ray and a CT"): match each
         parts = [p for p in re.split(r"\s*(?:,|;|\band\b|\+|/)\s*", test) if p.strip()] or [test]
         hits: list[tuple[str, str]] = []
@@ -279,10 +278,35 @@ class Consultation:
             for h in match_findings(self.case, part):
                 if h not in hits:
                     hits.append(h)
-        if hits:
-            rec = "\n".join(f"- {path}: {value}" for path, value in hits)
-            return f"The doctor orders: {test}\nRecords that match this order:\n{rec}"
-        return f"The doctor orders: {test}\nNo record matches this order."
+        return hits
+
+    def _run_order(self, turn: int, test: str) -> str:
+        """The technician's answer to an order. With hints, the technician is shown the
+        matching records and a reply that ignores them is rejected (``ignored_records``);
+        if it still ignores them after its retries, the records are reported verbatim and
+        the fallback is recorded."""
+        if not self.config.measurement_hints:
+            return self._respond(self.measurement, f"The doctor orders: {test}")
+        hits = self._order_hits(test)
+        if not hits:
+            return self._respond(self.measurement, f"The doctor orders: {test}\nNo record matches this order.")
+        rec = "\n".join(f"- {path}: {value}" for path, value in hits)
+
+        def uses_records(text: str, previous: list[str], incoming: str) -> str | None:
+            low = normalise_line(text)
+            return None if any(normalise_line(v)[:24] in low for _, v in hits) else "ignored_records"
+
+        self.measurement.check = uses_records
+        try:
+            return self._respond(self.measurement, f"The doctor orders: {test}\nRecords that match this order:\n{rec}")
+        except RoleFailure as e:
+            if e.problem != "ignored_records":
+                raise
+            reply = "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)
+            self.sink.emit(FallbackReply(role="measurement", turn=turn, reason=str(e), text=reply))
+            return reply
+        finally:
+            self.measurement.check = None
 
     def _role_failed(self, turn: int, e: RoleFailure) -> None:
         self.failure = str(e)

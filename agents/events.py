@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Protocol, TextIO
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
-    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
+    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
     "JudgeDecision", "CaseError", "ConsultationFailed", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "TeeSink", "read_events", "SCHEMA_VERSION",
 ]
@@ -137,6 +137,18 @@ class ReplyRejected(Event):
     problem: str
     text: str
     attempt: int
+
+
+@dataclass(frozen=True)
+class FallbackReply(Event):
+    """A role's reply replaced by a deterministic one after its retries (the technician
+    reporting the matching records verbatim)."""
+
+    type: ClassVar[str] = "fallback_reply"
+    role: str
+    turn: int
+    reason: str
+    text: str
 
 
 @dataclass(frozen=True)

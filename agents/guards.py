@@ -72,5 +72,6 @@ CORRECTIONS = {
         "role_break": "(Reply only as the technician, with the result.)",
         "loop": "(Report the result of this order.)",
         "echo": "(Report the result of this order.)",
+        "ignored_records": "(The records above answer this order: report them, as RESULTS: ...)",
     },
 }

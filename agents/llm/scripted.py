@@ -93,7 +93,7 @@ class ScriptedLLM:
         return ("I have also noticed: " + ", ".join(map(str, sec)) + ".") if sec else "Nothing else I've noticed."
 
     def _measurement(self, case: Case, order: str) -> str:
-        request = order.split(":", 1)[-1]
+        request = order.splitlines()[0].split(":", 1)[-1] if order else ""
         hits = match_findings(case, request)
         if not hits:
             return "RESULTS: not available"

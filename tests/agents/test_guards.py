@@ -119,3 +119,24 @@ def test_agentclinic_preset(demo):
     doctor = [e for e in sink.events if isinstance(e, LLMCall) and e.role == "doctor"]
     assert "DIAGNOSIS READY" in doctor[0].messages[0]["content"] and doctor[0].params["response_schema"] is None
     assert r.status == "diagnosed"
+
+
+def test_technician_ignoring_matching_records_is_retried_then_falls_back(demo):
+    from agents.events import FallbackReply, TestResult
+
+    llm = Script(ScriptedLLM(demo), measurement=["RESULTS: normal readings"])
+    sink = ListSink()
+    r = run_consultation(demo["demo-001"], RoleModels(llm, llm, llm, llm), ConsultationConfig(), sink)
+    rej = [e for e in sink.events if isinstance(e, ReplyRejected) and e.role == "measurement"]
+    assert rej and all(e.problem == "ignored_records" for e in rej)
+    fb = [e for e in sink.events if isinstance(e, FallbackReply)]
+    results = [e for e in sink.events if isinstance(e, TestResult)]
+    assert fb and results[0].result == fb[0].text and results[0].result.startswith("RESULTS: ")
+    assert r.status == "diagnosed"
+    # an order with no matching record: "not available" is fine, nothing rejected
+    llm2 = Script(ScriptedLLM(demo), doctor=[json.dumps({"action": "order_test", "text": "Colonoscopy"}),
+                                             json.dumps({"action": "diagnose", "text": "Gout"})],
+                  measurement=["RESULTS: not available"])
+    sink2 = ListSink()
+    run_consultation(demo["demo-016"], RoleModels(llm2, llm2, llm2, llm2), ConsultationConfig(min_gathering=0), sink2)
+    assert not [e for e in sink2.events if isinstance(e, (ReplyRejected, FallbackReply))]
