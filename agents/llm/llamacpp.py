@@ -28,6 +28,10 @@ class LlamaPool:
         self.n_threads = n_threads or max(1, os.cpu_count() or 1)
         self.n_batch = n_batch
         self._contexts: dict[tuple[str, str], Any] = {}
+        # for context="swap": which role's state is loaded in a file's one context, and
+        # the saved states of the others
+        self.owner: dict[str, str | None] = {}
+        self.states: dict[tuple[str, str], Any] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -66,19 +70,42 @@ class LlamaPool:
 
 
 class LlamaCppLLM:
-    """A GGUF model through llama.cpp. ``share_context=True`` makes every role use one
-    context (no per-role KV reuse; for comparison)."""
+    """A GGUF model through llama.cpp.
 
-    def __init__(self, path: str | Path, pool: LlamaPool, *, label: str | None = None, share_context: bool = False):
+    ``context``: ``"per_role"`` (default) gives each role its own llama.cpp context, so
+    each role's prefix stays in its KV cache; ``"swap"`` uses one context and saves /
+    restores each role's state around its calls (less memory, a copy per switch);
+    ``"shared"`` uses one context with no swapping (roles evict each other's prefix;
+    for comparison). ``benchmarks/kv_cache.py --context`` measures them."""
+
+    def __init__(self, path: str | Path, pool: LlamaPool, *, label: str | None = None, context: str = "per_role"):
+        if context not in ("per_role", "swap", "shared"):
+            raise ValueError(f"context must be per_role, swap or shared, got {context!r}")
         self.path = str(Path(path).expanduser().resolve())
         self.pool = pool
         self.name = label or f"gguf:{Path(self.path).name}"
-        self.share_context = share_context
+        self.context = context
+
+    def _swap_to(self, llm: Any, role: str) -> None:
+        pool, path = self.pool, self.path
+        owner = pool.owner.get(path)
+        if owner == role:
+            return
+        if owner is not None:
+            pool.states[(path, owner)] = llm.save_state()
+        state = pool.states.get((path, role))
+        if state is not None:
+            llm.load_state(state)
+        else:
+            llm.reset()
+        pool.owner[path] = role
 
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
-        slot = "shared" if self.share_context else ctx.role
+        slot = ctx.role if self.context == "per_role" else "one"
         with self.pool.lock_for(self.path):
             llm = self.pool.context(self.path, slot, params.seed)
+            if self.context == "swap":
+                self._swap_to(llm, ctx.role)
             before = list(llm._input_ids)
             t0 = time.perf_counter()
             try:

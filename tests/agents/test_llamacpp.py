@@ -55,3 +55,18 @@ def test_missing_model_file_is_clear(tmp_path):
     llm = LlamaCppLLM(tmp_path / "nope.gguf", LlamaPool())
     with pytest.raises(LLMError, match="model file not found"):
         llm.generate([Message("user", "hi")], GenerateParams(), CallContext("doctor", "c"))
+
+
+def test_swap_mode_restores_each_roles_state(smol):
+    """One context, each role's KV state saved and restored: a role's second call still
+    evaluates only its new tokens."""
+    swap = LlamaCppLLM(smol.path, LlamaPool(n_ctx=2048, n_threads=2), context="swap")
+    p = GenerateParams(max_tokens=8, temperature=0.0)
+    a1 = [Message("system", "You are a patient with a cough."), Message("user", "What brings you in?")]
+    b1 = [Message("system", "You are a lab technician. Reply RESULTS: normal."), Message("user", "CBC please")]
+    out_a = swap.generate(a1, p, CallContext("patient", "c"))
+    swap.generate(b1, p, CallContext("measurement", "c"))
+    a2 = a1 + [Message("assistant", out_a.text.strip()), Message("user", "How long has it lasted?")]
+    again = swap.generate(a2, p, CallContext("patient", "c"))
+    assert again.prompt_tokens_evaluated < again.prompt_tokens / 2
+    swap.pool.close()
