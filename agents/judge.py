@@ -10,7 +10,7 @@ from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.prompts import render
 
-__all__ = ["normalise", "not_a_diagnosis", "precheck", "parse_verdict", "Verdict", "judge_diagnosis", "JudgeUnparsed"]
+__all__ = ["normalise", "not_a_diagnosis", "strip_lead_in", "precheck", "parse_verdict", "Verdict", "judge_diagnosis", "JudgeUnparsed"]
 
 _FILLER = {"the", "a", "an", "of", "acute", "likely", "probable", "most", "diagnosis", "is", "with", "due", "to"}
 
@@ -46,15 +46,26 @@ _NON_ANSWER = re.compile(r"^\s*(no|not|none|unknown|unsure|uncertain|cannot|can'
                          re.IGNORECASE)
 
 
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:my|the|our)\s+(?:final\s+|working\s+|most\s+likely\s+)?diagnosis\s+is\s*:?\s*"
+    r"|the\s+patient\s+(?:is\s+diagnosed\s+with|has)\s+|i\s+(?:think|believe|suspect)\s+(?:it\s+is\s+|this\s+is\s+)?)"
+    r"(?:an?\s+)?(?:suspected\s+case\s+of\s+|case\s+of\s+)?",
+    re.IGNORECASE,
+)
+
+
+def strip_lead_in(text: str) -> str:
+    """'My diagnosis is a suspected case of AMI' -> 'AMI'."""
+    return _LEAD_IN.sub("", text.strip(), count=1).strip()
+
+
 def not_a_diagnosis(text: str) -> str | None:
     """Why ``text`` cannot be a diagnosis (a sentence about oneself, a question, a
-    negation, a long passage), or None. Keeps a lenient model judge from saying "Yes" to
-    a line that names no condition."""
-    t = text.strip()
+    negation), or None. Keeps a lenient model judge from saying "Yes" to a line that
+    names no condition. Lead-ins like "My diagnosis is" are ignored."""
+    t = strip_lead_in(text)
     if "?" in t:
         return "a question"
-    if len(t.split()) > 15:
-        return "too long to be a diagnosis"
     if _FIRST_PERSON.search(t):
         return "a sentence in the first or second person"
     if _NON_ANSWER.match(t):
@@ -67,6 +78,7 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     (ignoring case, punctuation, articles, parentheses) or the key's abbreviation are right."""
     if diagnosis is None or not normalise(diagnosis):
         return Verdict(False, "precheck", "no_diagnosis", "no diagnosis was given")
+    diagnosis = strip_lead_in(diagnosis) or diagnosis
     why = not_a_diagnosis(diagnosis)
     if why and normalise(diagnosis) != normalise(truth):
         return Verdict(False, "precheck", "not_a_diagnosis", f"'{diagnosis[:80]}' names no condition ({why})")

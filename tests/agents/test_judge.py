@@ -16,6 +16,9 @@ from agents.llm.base import GenerateParams, Output
     ("I'm here to talk about something on my mind", "Migraine", False, "not_a_diagnosis"),
     ("No pulmonary embolism", "Pulmonary embolism", False, "not_a_diagnosis"),
     ("Could it be a migraine?", "Migraine", False, "not_a_diagnosis"),
+    ("My diagnosis is a suspected case of migraine", "Migraine", True, "normalised_equal"),
+    ("Acute bilateral pulmonary emboli with small right lower lobe infarct, no CT evidence of right heart strain",
+     "Pulmonary embolism", None, "undecided"),
 ])
 def test_precheck(dx, truth, correct, rule):
     v = precheck(dx, truth)
