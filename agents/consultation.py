@@ -158,6 +158,10 @@ class Consultation:
         self.patient = mk("patient", models.patient, patient_system(case, style=style), config.patient)
         self.measurement = mk("measurement", models.measurement, measurement_system(case, style=style),
                               config.measurement)
+        if config.guard_retries is not None:
+            # one retry for the technician: when it ignores the records, the records
+            # themselves are the recorded fallback (see _run_order)
+            self.measurement.guard_retries = min(1, config.guard_retries)
         self._parse = parse_structured_turn if config.doctor_mode == "structured" else parse_doctor_turn
 
 

@@ -46,6 +46,8 @@ _NON_ANSWER = re.compile(r"^\s*(no|not|none|unknown|unsure|uncertain|cannot|can'
                          re.IGNORECASE)
 
 
+_HEDGE = re.compile(r"\b(such as|a variety of|variety of causes|could be due to|may be due to|might be due to|"
+                    r"possible causes|differential|rule out)\b", re.IGNORECASE)
 _LEAD_IN = re.compile(
     r"^\s*(?:(?:my|the|our)\s+(?:final\s+|working\s+|most\s+likely\s+)?diagnosis\s+is\s*:?\s*"
     r"|the\s+patient\s+(?:is\s+diagnosed\s+with|has)\s+|i\s+(?:think|believe|suspect)\s+(?:it\s+is\s+|this\s+is\s+)?)"
@@ -66,6 +68,8 @@ def not_a_diagnosis(text: str) -> str | None:
     t = strip_lead_in(text)
     if "?" in t:
         return "a question"
+    if _HEDGE.search(t):
+        return "a hedge or a list of possibilities, not one diagnosis"
     if _FIRST_PERSON.search(t):
         return "a sentence in the first or second person"
     if _NON_ANSWER.match(t):

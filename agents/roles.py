@@ -65,7 +65,8 @@ class RoleAgent:
         """Append ``incoming`` as the user message, generate, append the reply. The
         history only grows, so each call's prompt extends the previous one. With guards
         on, a flagged reply is not kept: the role is asked again with a corrective
-        instruction added to the same user message (and another seed); after
+        instruction added to the same user message (another seed, temperature at least
+        0.7); after
         ``guard_retries`` retries :class:`RoleFailure` is raised."""
         previous = [m.content for m in self.history if m.role == "assistant"]
         attempts = 1 + (self.guard_retries or 0)
@@ -88,6 +89,7 @@ class RoleAgent:
                 raise RoleFailure(self.role, problem, attempts)
             fix = CORRECTIONS.get(self.role, {}).get(problem, "(Please answer again.)")
             sent = f"{incoming}\n{fix}"
-            params = replace(base, seed=base.seed + attempt)
+            # another seed and a hotter sample: at low temperature a looping model repeats itself
+            params = replace(base, seed=base.seed + attempt, temperature=max(base.temperature, 0.7))
         self.history += [Message("user", sent), Message("assistant", out.text.strip())]
         return out

@@ -17,6 +17,8 @@ from agents.llm.base import GenerateParams, Output
     ("No pulmonary embolism", "Pulmonary embolism", False, "not_a_diagnosis"),
     ("Could it be a migraine?", "Migraine", False, "not_a_diagnosis"),
     ("My diagnosis is a suspected case of migraine", "Migraine", True, "normalised_equal"),
+    ("The patient is diagnosed with pain which could be due to causes such as appendicitis, pancreatitis",
+     "Acute pancreatitis", False, "not_a_diagnosis"),
     ("Acute bilateral pulmonary emboli with small right lower lobe infarct, no CT evidence of right heart strain",
      "Pulmonary embolism", None, "undecided"),
 ])
