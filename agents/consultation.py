@@ -156,7 +156,7 @@ class Consultation:
         self.doctor = mk("doctor", models.doctor,
                          doctor_system(case, config.max_turns, mode=config.doctor_mode, style=style), doctor_params)
         self.patient = mk("patient", models.patient, patient_system(case, style=style), config.patient)
-        self.measurement = mk("measurement", models.measurement, measurement_system(case, style=style),
+        self.measurement = mk("measurement", models.measurement, measurement_system(case, style=style, hinted=config.measurement_hints),
                               config.measurement)
         if config.guard_retries is not None:
             # one retry for the technician: when it ignores the records, the records

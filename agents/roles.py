@@ -30,7 +30,11 @@ def patient_system(case: Case, *, style: str = "medsim") -> str:
     return render(name, demographics=case.demographics, facts=format_facts(facts, indent="- "))
 
 
-def measurement_system(case: Case, *, style: str = "medsim") -> str:
+def measurement_system(case: Case, *, style: str = "medsim", hinted: bool = False) -> str:
+    """With ``hinted`` the records come with each order (only the matching ones), so the
+    system prompt does not carry all of them: fewer tokens evaluated per case."""
+    if hinted and style != "agentclinic":
+        return render("measurement_hinted", demographics=case.demographics)
     return render(
         "measurement_agentclinic" if style == "agentclinic" else "measurement",
         demographics=case.demographics,
