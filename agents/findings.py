@@ -7,6 +7,7 @@ synonyms (CBC, ECG/EKG, X-ray, ...).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from agents.cases.model import Case, flatten
 
 __all__ = ["match_findings", "tokens"]
@@ -37,15 +38,16 @@ _STOP = {
 }
 
 
-def tokens(text: str) -> list[str]:
+@lru_cache(maxsize=65536)
+def tokens(text: str) -> tuple[str, ...]:
     words = re.findall(r"[a-z0-9]+", text.lower().replace("x-ray", "xray"))
     out: list[str] = []
     for w in words:
         out.extend(_SYNONYMS.get(w, [w]))
-    return [w for w in out if w not in _STOP]
+    return tuple(w for w in out if w not in _STOP)
 
 
-def _group_score(request: set[str], name_words: list[str]) -> float:
+def _group_score(request: set[str], name_words: tuple[str, ...]) -> float:
     if not request or not name_words:
         return 0.0
     hit = request & set(name_words)
