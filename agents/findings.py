@@ -54,21 +54,32 @@ def _group_score(request: set[str], name_words: tuple[str, ...]) -> float:
     return len(hit) / len(request)
 
 
+def _index(case: Case) -> list[tuple[tuple[str, ...], list[tuple[str, tuple[str, ...], str]]]]:
+    """Per test/exam group: its name tokens and its items (path, path tokens, value),
+    computed once per case and kept on the (frozen) case object."""
+    idx = case.__dict__.get("_findings_index")
+    if idx is None:
+        idx = []
+        for section in (case.tests, case.exam):
+            for key, value in section.items():
+                items = [(" > ".join(p), tokens(" ".join(p)), t) for p, t in flatten({key: value})]
+                idx.append((tokens(str(key)), items))
+        object.__setattr__(case, "_findings_index", idx)  # a cache, not state: same inputs, same value
+    return idx
+
+
 def match_findings(case: Case, request: str, *, threshold: float = 0.5) -> list[tuple[str, str]]:
     """Best-matching results for a request as [(name path, value)], tests first then the
     physical examination; [] when nothing matches well enough."""
     req = set(tokens(request))
     best: list[tuple[str, str]] = []
     best_score = 0.0
-    for section in (case.tests, case.exam):
-        for key, value in section.items():
-            group = flatten({key: value})
-            # score the group by its own name, then each item by its full path
-            gscore = _group_score(req, tokens(str(key)))
-            if gscore > best_score:
-                best_score, best = gscore, [(" > ".join(p), t) for p, t in group]
-            for path, text in group:
-                s = _group_score(req, tokens(" ".join(path)))
-                if s > best_score:
-                    best_score, best = s, [(" > ".join(path), text)]
+    for group_tokens, items in _index(case):
+        gscore = _group_score(req, group_tokens)
+        if gscore > best_score:
+            best_score, best = gscore, [(path, text) for path, _, text in items]
+        for path, path_tokens, text in items:
+            sc = _group_score(req, path_tokens)
+            if sc > best_score:
+                best_score, best = sc, [(path, text)]
     return best if best_score >= threshold else []
