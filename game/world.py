@@ -10,7 +10,7 @@ the model shows ``thinking``). No pygame here.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agents.cases.model import Case
@@ -491,7 +491,3 @@ class World:
             if self.map.walkable(nb) and nb != enc.doctor_seat:
                 return nb
         return enc.patient_seat
-
-    def header_config(self) -> dict[str, Any]:
-        d = asdict(self.config)
-        return d
