@@ -204,11 +204,8 @@ class Consultation:
             last_params = replace(self.doctor.params, response_schema=json.dumps(DIAGNOSE_SCHEMA, sort_keys=True))
         try:
             doctor_text = self.doctor.respond(incoming, self.turn, last_params).text.strip()
-        except LLMError as e:
-            self._fail(t, e)
-            return None
-        except RoleFailure as e:
-            self._role_failed(t, e)
+        except (LLMError, RoleFailure) as e:
+            self._stop(t, e)
             return None
         action = self._parse(doctor_text)
         spoken = say(action) if self.config.doctor_mode == "structured" else doctor_text
@@ -256,11 +253,8 @@ class Consultation:
                 self.sink.emit(Utterance(turn=t, speaker="patient", addressee="doctor", text=reply))
                 reply_speaker = "patient"
                 self._next_doctor_input = f"Patient: {reply}"
-        except LLMError as e:
-            self._fail(t, e)
-            return None
-        except RoleFailure as e:
-            self._role_failed(t, e)
+        except (LLMError, RoleFailure) as e:
+            self._stop(t, e)
             return None
         rec = TurnRecord(t, p.doctor_text, action, reply_speaker, reply)
         self.transcript.append(rec)
@@ -311,6 +305,14 @@ class Consultation:
             return reply
         finally:
             self.measurement.check = None
+
+    def _stop(self, turn: int, e: LLMError | RoleFailure) -> None:
+        """A backend error ends the case as an error; a role that kept breaking ends it
+        as a failed consultation."""
+        if isinstance(e, RoleFailure):
+            self._role_failed(turn, e)
+        else:
+            self._fail(turn, e)
 
     def _role_failed(self, turn: int, e: RoleFailure) -> None:
         self.failure = str(e)
