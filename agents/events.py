@@ -18,11 +18,11 @@ from typing import Any, ClassVar, Protocol, TextIO
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
     "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
-    "JudgeDecision", "CaseError", "ConsultationFailed", "CaseFinished", "EventSink", "EventLog",
-    "ListSink", "TeeSink", "read_events", "SCHEMA_VERSION",
+    "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "CaseFinished", "EventSink", "EventLog",
+    "ListSink", "DictSink", "TeeSink", "read_events", "SCHEMA_VERSION",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: header holds the run spec; scoring after consultation_ended
 
 
 @lru_cache(maxsize=None)
@@ -45,11 +45,16 @@ class Event:
 
 @dataclass(frozen=True)
 class Header(Event):
+    """The first line of a case's log: the whole run spec (``medsim.spec.RunSpec`` as a
+    dict; replay and re-scoring rebuild the run from it), this case's seed and
+    condition, the model per role and provenance."""
+
     type: ClassVar[str] = "header"
     case_id: str
     case_source: str
     seed: int
-    config: dict[str, Any]
+    condition: str
+    spec: dict[str, Any]
     models: dict[str, str]
     git_revision: str
     packages: dict[str, str]
@@ -68,9 +73,10 @@ class CaseStarted(Event):
 class Utterance(Event):
     type: ClassVar[str] = "utterance"
     turn: int
-    speaker: str  # doctor | patient | measurement
+    speaker: str  # doctor | patient | measurement (open: any role name)
     addressee: str
     text: str
+    source: str = "llm"  # llm | scripted | replay | human | fallback
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,30 @@ class ConsultationFailed(Event):
 
 
 @dataclass(frozen=True)
+class ConsultationEnded(Event):
+    """The consultation is over (scoring follows): how it ended, before any judgement."""
+
+    type: ClassVar[str] = "consultation_ended"
+    status: str  # diagnosed | no_diagnosis | failed | error
+    turns: int
+    diagnosis: str | None
+    tests_requested: list[str]
+    error: str | None
+    failure: str | None
+
+
+@dataclass(frozen=True)
+class Scored(Event):
+    """One scorer's result for the case (``value``: True/False for the diagnosis
+    scorer, a number for graded scorers, None when it could not score)."""
+
+    type: ClassVar[str] = "scored"
+    scorer: str
+    value: Any
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class CaseFinished(Event):
     type: ClassVar[str] = "case_finished"
     status: str  # diagnosed | no_diagnosis | failed | error
@@ -243,13 +273,16 @@ def _dumps(obj: dict[str, Any]) -> str:
 
 
 class EventLog:
-    """Writes one JSON object per line, flushed per event, with a sequence number."""
+    """Writes one JSON object per line, flushed per event, with a sequence number.
+    ``keep``: a list that also receives each written event as a dict (scorers read the
+    case's events without reading the file back)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, keep: list[dict[str, Any]] | None = None):
         self.path = Path(path)
         self._fh: TextIO | None = None
         self._seq = 0
         self._lock = threading.Lock()
+        self.keep = keep
 
     def __enter__(self) -> "EventLog":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -267,6 +300,8 @@ class EventLog:
             self._seq += 1
             self._fh.write(_dumps(d) + "\n")
             self._fh.flush()
+            if self.keep is not None:
+                self.keep.append(d)
 
     def __exit__(self, *exc: object) -> None:
         if self._fh is not None:
@@ -274,6 +309,30 @@ class EventLog:
             self._fh = None
 
 
+class DictSink:
+    """Keeps events as the dicts a log would hold (scorers read these)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, event: Event, **context: Any) -> None:
+        d = event.to_dict()
+        if context:
+            d.update(context)
+        d["seq"] = len(self.events)
+        self.events.append(d)
+
+
 def read_events(path: Path) -> list[dict[str, Any]]:
+    """Events of a log file; a torn last line (a kill mid-write) is dropped."""
     with Path(path).open("r", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        lines = [line for line in fh if line.strip()]
+    out = []
+    for i, line in enumerate(lines):
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                break
+            raise
+    return out

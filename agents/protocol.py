@@ -34,19 +34,49 @@ class DoctorAction:
     note: str = ""
 
 
+_PAIRS = {"[": "]", "(": ")", '"': '"', "'": "'", "“": "”", "‘": "’", "{": "}", "<": ">"}
+_CLOSERS = {v: k for k, v in _PAIRS.items()}
+
+
+def _balanced(text: str) -> bool:
+    depth = {o: 0 for o in "[({"}
+    for ch in text:
+        if ch in depth:
+            depth[ch] += 1
+        elif ch in "])}":
+            o = _CLOSERS[ch]
+            depth[o] -= 1
+            if depth[o] < 0:
+                return False
+    return all(v == 0 for v in depth.values())
+
+
+def _unwrap(line: str) -> str:
+    """Remove brackets and quotes around the whole payload ("[Gout]", "'Gout'") and a
+    lone unmatched opener or closer at either end ("[Gout"), never a bracket that
+    belongs to the text ("Interstitial lung disease (ILD)")."""
+    while len(line) >= 2 and line[0] in _PAIRS and line[-1] == _PAIRS[line[0]] and _balanced(line[1:-1]):
+        line = line[1:-1].strip()
+    if line and line[0] in _PAIRS and _PAIRS[line[0]] not in line[1:]:
+        line = line[1:].strip()
+    if line and line[-1] in _CLOSERS and _CLOSERS[line[-1]] not in line[:-1]:
+        line = line[:-1].strip()
+    return line
+
+
 def clean_marker_text(s: str) -> str:
-    """The payload after a marker: first non-empty line, without brackets, quotes and
-    trailing punctuation."""
+    """The payload after a marker: first non-empty line, without brackets or quotes
+    around it and without trailing punctuation; brackets inside it are kept."""
     for line in s.splitlines():
         line = line.strip()
         if line:
             break
     else:
         return ""
-    line = line.strip().strip("[]()\"'“”‘’").strip()
-    line = re.sub(r"[\s.;,!]+$", "", line)
-    line = line.strip("[]\"'“”").strip()
-    return line
+    for _ in range(2):
+        line = re.sub(r"[\s.;,!:]+$", "", line.strip())
+        line = _unwrap(line)
+    return line.strip()
 
 
 def parse_doctor_turn(text: str) -> DoctorAction:

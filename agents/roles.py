@@ -1,20 +1,46 @@
-"""Role agents: a named role, its model, its system prompt and its own prefix-stable
-conversation (so llama.cpp's KV cache is reused from turn to turn)."""
+"""The roles of a consultation, their default generation settings and their system
+prompts.
+
+Role names are open: a role is a name with defaults registered here (or given in a run
+spec); nothing else in medsim keeps a list of them. ``CONSULTATION_ROLES`` are the
+participants a consultation asks for turns; ``judge`` is the diagnosis scorer's model.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Callable
+from dataclasses import dataclass
 
 from agents.cases.model import Case, format_facts
-from agents.events import EventSink, ReplyRejected
-from agents.guards import CORRECTIONS, check_reply
-from agents.llm.base import LLM, CallContext, GenerateParams, Message, Output
-from agents.llm.calls import RetryPolicy, generate_logged
 from agents.prompts import render
 
-__all__ = ["RoleAgent", "RoleFailure", "doctor_system", "patient_system", "measurement_system", "ROLES"]
+__all__ = ["RoleDefaults", "ROLE_DEFAULTS", "CONSULTATION_ROLES", "SPEAKER_LABELS", "role_defaults",
+           "doctor_system", "patient_system", "measurement_system"]
 
-ROLES = ("doctor", "patient", "measurement", "judge")
+
+@dataclass(frozen=True)
+class RoleDefaults:
+    """A role's generation defaults (what a run spec starts from) and how it is named
+    in transcripts."""
+
+    temperature: float
+    max_tokens: int
+    stop: tuple[str, ...] = ()
+    label: str = ""
+
+
+ROLE_DEFAULTS: dict[str, RoleDefaults] = {
+    "doctor": RoleDefaults(0.2, 120, ("\nPatient:", "\nTechnician:"), "Doctor"),
+    "patient": RoleDefaults(0.2, 100, ("\nDoctor:",), "Patient"),
+    "measurement": RoleDefaults(0.0, 160, ("\nDoctor:",), "Technician"),
+    "judge": RoleDefaults(0.0, 60, (), "Judge"),
+}
+# who takes turns in a consultation (the judge scores it afterwards)
+CONSULTATION_ROLES = ("doctor", "patient", "measurement")
+SPEAKER_LABELS = {name: d.label for name, d in ROLE_DEFAULTS.items()}
+
+
+def role_defaults(role: str) -> RoleDefaults:
+    """Defaults of a registered role; an unregistered role gets neutral ones."""
+    return ROLE_DEFAULTS.get(role) or RoleDefaults(0.2, 200, (), role.replace("_", " ").title())
 
 
 def doctor_system(case: Case, max_turns: int, *, mode: str = "markers", style: str = "medsim") -> str:
@@ -41,59 +67,3 @@ def measurement_system(case: Case, *, style: str = "medsim", hinted: bool = Fals
         exam=format_facts(case.exam, indent="- ") or "- none recorded",
         tests=format_facts(case.tests, indent="- ") or "- none recorded",
     )
-
-
-class RoleFailure(RuntimeError):
-    """A role kept producing unusable replies after its retries: the consultation failed
-    (this is not a wrong diagnosis)."""
-
-    def __init__(self, role: str, problem: str, attempts: int):
-        super().__init__(f"{role} reply still {problem} after {attempts} attempts")
-        self.role, self.problem, self.attempts = role, problem, attempts
-
-
-@dataclass
-class RoleAgent:
-    role: str
-    llm: LLM
-    system: str
-    params: GenerateParams
-    case_id: str
-    sink: EventSink
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    history: list[Message] = field(default_factory=list)
-    guard_retries: int | None = 2  # None: no detectors (AgentClinic behaviour)
-    check: Callable[[str, list[str], str], str | None] | None = None  # extra check (e.g. parse)
-
-    def respond(self, incoming: str, turn: int, params: GenerateParams | None = None) -> Output:
-        """Append ``incoming`` as the user message, generate, append the reply. The
-        history only grows, so each call's prompt extends the previous one. With guards
-        on, a flagged reply is not kept: the role is asked again with a corrective
-        instruction added to the same user message (another seed, temperature at least
-        0.7); after
-        ``guard_retries`` retries :class:`RoleFailure` is raised."""
-        previous = [m.content for m in self.history if m.role == "assistant"]
-        attempts = 1 + (self.guard_retries or 0)
-        base = params or self.params
-        sent, params = incoming, base
-        for attempt in range(1, attempts + 1):
-            messages = [Message("system", self.system), *self.history, Message("user", sent)]
-            out = generate_logged(
-                self.llm, messages, params, CallContext(self.role, self.case_id, turn), self.sink, self.policy
-            )
-            if self.guard_retries is None:
-                break
-            problem = check_reply(self.role, out.text, previous, incoming)
-            if problem is None and self.check is not None:
-                problem = self.check(out.text, previous, incoming)
-            if problem is None:
-                break
-            self.sink.emit(ReplyRejected(role=self.role, turn=turn, problem=problem, text=out.text, attempt=attempt))
-            if attempt == attempts:
-                raise RoleFailure(self.role, problem, attempts)
-            fix = CORRECTIONS.get(self.role, {}).get(problem, "(Please answer again.)")
-            sent = f"{incoming}\n{fix}"
-            # another seed and a hotter sample: at low temperature a looping model repeats itself
-            params = replace(base, seed=base.seed + attempt, temperature=max(base.temperature, 0.7))
-        self.history += [Message("user", sent), Message("assistant", out.text.strip())]
-        return out

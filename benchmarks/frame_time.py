@@ -22,8 +22,9 @@ from agents.llm.llamacpp import LlamaPool  # noqa: E402
 from game.hospital_map import load_map  # noqa: E402
 from game.pathfinding import astar  # noqa: E402
 from game.runner import ThreadRunner  # noqa: E402
-from game.shift import assets_dir, build_shift, default_map_path  # noqa: E402
-from game.world import WorldConfig  # noqa: E402
+from game.resources import assets_dir, default_map_path  # noqa: E402
+from medsim.play import build_shift  # noqa: E402
+from medsim.spec import build_spec  # noqa: E402
 
 
 def astar_figures() -> None:
@@ -59,10 +60,9 @@ def main() -> None:
     sink = ListSink()
     runner = ThreadRunner(args.doctors)
     pool = LlamaPool(n_threads=args.threads or max(1, (os.cpu_count() or 2) - 1))
-    world = build_shift(cases="demo", llm={r: args.llm for r in ("doctor", "patient", "measurement", "judge")},
-                        model=None, doctors=args.doctors, patients=args.patients, seed=0, map_path=None,
-                        runner=runner, log=None, pool=pool,
-                        config=WorldConfig(arrival_interval_s=0.5))
+    spec = build_spec(None, {"llm": args.llm, "world.doctors": args.doctors, "world.patients": args.patients,
+                             "world.arrival_interval_s": 0.5})
+    world = build_shift(spec, runner=runner, log=None, pool=pool)
     world.extra_sink = sink
     pygame.init()
     screen = pygame.display.set_mode((1280, 720))

@@ -13,12 +13,12 @@ import argparse
 import time
 
 from agents.cases import load_cases
-from agents.consultation import ConsultationConfig, RoleModels, run_consultation
-from agents.events import ListSink
+from agents.consultation import run_consultation
+from agents.events import DictSink
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
-from agents.llm.spec import build_role_backends
-
-ROLES = ("doctor", "patient", "measurement", "judge")
+from agents.results import case_row
+from medsim.assemble import Backends, plan_for
+from medsim.spec import build_spec
 
 
 def main() -> None:
@@ -31,29 +31,32 @@ def main() -> None:
     ap.add_argument("--context", nargs="*", default=["per_role"], choices=["per_role", "swap", "shared"],
                     help="how roles share the model (several: compared in one run)")
     args = ap.parse_args()
-    cases, _ = load_cases(args.cases)
+    spec = build_spec(None, {"cases": args.cases, "llm": args.llm, "seed": args.seed,
+                             "protocol.max_turns": args.max_turns})
+    cases, _ = load_cases(spec.cases)
     by_id = {c.id: c for c in cases}
     chosen = [by_id[i] for i in args.ids if i in by_id] or cases[:3]
     for mode in args.context:
         pool = LlamaPool()
-        backends = build_role_backends({r: args.llm for r in ROLES}, model=None, cases=by_id, seed=args.seed, pool=pool)
-        for b in set(backends.values()):
+        plan = plan_for(spec, "base", args.seed, Backends(by_id, pool))
+        for b in set(plan.llms.values()):
             if isinstance(b, LlamaCppLLM):
                 b.context = mode
-        models = RoleModels(**backends)
         sent = evald = 0
         total_wall = 0.0
         print(f"\ncontext mode: {mode}")
         print(f"{'case':<10} {'status':<12} {'turns':>5} {'calls':>5} {'sent':>7} {'evaluated':>9} {'ratio':>6} {'wall_s':>7}")
         for case in chosen:
             t0 = time.perf_counter()
-            r = run_consultation(case, models, ConsultationConfig(max_turns=args.max_turns).with_seed(args.seed), ListSink())
+            sink = DictSink()
+            run_consultation(case, plan.cast(case, sink), plan.consultation, sink)
             wall = time.perf_counter() - t0
+            r = case_row(case, sink.events, seed=args.seed, condition="base", events_file="", wall_s=wall)
             total_wall += wall
-            sent += r.prompt_tokens
-            evald += r.prompt_tokens_evaluated or 0
-            print(f"{case.id:<10} {r.status:<12} {r.turns:>5} {r.llm_calls:>5} {r.prompt_tokens:>7} "
-                  f"{r.prompt_tokens_evaluated!s:>9} {(r.prompt_tokens_evaluated or 0) / max(1, r.prompt_tokens):>6.3f} {wall:>7.1f}")
+            sent += r["prompt_tokens"]
+            evald += r["prompt_tokens_evaluated"] or 0
+            print(f"{case.id:<10} {r['status']:<12} {r['turns']:>5} {r['llm_calls']:>5} {r['prompt_tokens']:>7} "
+                  f"{r['prompt_tokens_evaluated']!s:>9} {(r['prompt_tokens_evaluated'] or 0) / max(1, r['prompt_tokens']):>6.3f} {wall:>7.1f}")
         pool.close()
         ratio = evald / max(1, sent)
         print(f"total ({mode}): sent {sent}, evaluated {evald}, evaluated/sent = {ratio:.3f} "

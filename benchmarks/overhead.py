@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agents.bench import BenchConfig, run_bench
+from medsim.bench import BenchOptions, run_bench
+from medsim.spec import build_spec
 from agents.events import read_events
 
 
@@ -30,7 +31,7 @@ def main() -> None:
         for i in range(args.repeats):
             with tempfile.TemporaryDirectory() as d:
                 t0 = time.perf_counter()
-                o = run_bench(BenchConfig(cases=spec, out=Path(d) / "run", progress=False))
+                o = run_bench(build_spec(None, {"cases": spec}), BenchOptions(out=Path(d) / "run", progress=False))
                 wall = time.perf_counter() - t0
                 n = o.summary["cases"]
                 per_case.append(wall / n * 1000)

@@ -17,19 +17,18 @@ import argparse
 import statistics
 from pathlib import Path
 
-from agents.bench import BenchConfig, read_results, run_bench
+from agents.results import read_results
+from medsim.bench import BenchOptions, run_bench
+from medsim.spec import build_spec
 from agents.events import read_events
 from agents.guards import check_reply
 from agents.stats import wilson_interval
-
-ROLES = ("doctor", "patient", "measurement", "judge")
-
 
 def analyse(out: Path) -> dict:
     rows = read_results(out / "results.jsonl")
     per_case = []
     for r in rows:
-        ev = read_events(out / "events" / f"{r['case_id']}.jsonl")
+        ev = read_events(out / r["events"])
         rejected = [e for e in ev if e["type"] == "reply_rejected"]
         # post-hoc: the same detectors over what was left in the transcript
         left = {"refusal": 0, "role_break": 0, "loop": 0}
@@ -86,9 +85,8 @@ def main() -> None:
     results = {}
     for mode in args.modes:
         out = args.out / mode
-        cfg = BenchConfig(cases=args.cases, out=out, llm={r: args.llm for r in ROLES}, limit=args.limit,
-                          protocol=mode, resume=True)
-        run_bench(cfg)
+        spec = build_spec(None, {"cases": args.cases, "llm": args.llm, "limit": args.limit, "protocol.name": mode})
+        run_bench(spec, BenchOptions(out=out, resume=True))
         results[mode] = analyse(out)
     names = {"agentclinic": "markers (AgentClinic protocol)", "medsim": "default (structured + guards)"}
     print(f"\nmodel: {args.llm}; cases: first {args.limit} of {args.cases}")

@@ -13,10 +13,12 @@ __all__ = ["ShiftHeader", "Spawned", "MoveStarted", "Arrived", "EncounterStarted
 
 @dataclass(frozen=True)
 class ShiftHeader(Event):
+    """The first line of a shift log: the map, the whole run spec, the models."""
+
     type: ClassVar[str] = "shift_header"
     map: str
     seed: int
-    config: dict
+    spec: dict
     models: dict
     git_revision: str
     packages: dict
@@ -96,3 +98,4 @@ class ShiftFinished(Event):
     diagnosed: int
     correct: int
     errors: int
+    failed: int = 0

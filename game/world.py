@@ -3,19 +3,28 @@ consultation rooms, walk to the lab / ECG / imaging for their tests, get a diagn
 leave while the doctor files the case in the records room.
 
 The consultation itself is ``agents.consultation.Consultation``, the same engine
-``medsim bench`` uses: the world only adds movement and time. Model calls go through a
-:class:`~game.runner.Runner`, so the simulation never waits on them (an agent waiting on
-the model shows ``thinking``). No pygame here.
+``medsim bench`` uses, asking the same participants (built by a cast builder from the
+run spec) for turns; the diagnosis is scored by the same scorers, and the shift's
+summary is the bench's (``agents.results.summarise``). The world only adds movement and
+time. Model calls go through a :class:`~game.runner.Runner`, so the simulation never
+waits on them (an agent waiting on the model shows ``thinking``). No pygame here.
+
+An encounter moves through :class:`Phase`; each phase has one handler
+(``World._on_<phase>``), read top to bottom in the order a visit goes.
 """
 from __future__ import annotations
 
+import enum
 import random
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from agents.cases.model import Case
-from agents.consultation import Consultation, ConsultationConfig, ConsultationResult, RoleModels
+from agents.consultation import Consultation, ConsultationConfig
 from agents.events import Event, EventSink, Utterance
+from agents.participants import CastBuilder
+from agents.results import case_row, summarise
+from agents.scorers import Scorer, Transcript, score_case
 from game.actors import Actor
 from game.events import (
     Arrived, CaseFiled, EncounterStarted, MoveStarted, PatientLeft, ShiftFinished, Spawned, TestTrip,
@@ -26,10 +35,27 @@ from game.pathfinding import NoPath, astar
 from game.runner import Handle, InlineRunner, Runner
 from game.orders import OrderRouter
 
-__all__ = ["WorldConfig", "World", "Encounter", "Notice"]
+__all__ = ["WorldConfig", "World", "Encounter", "Notice", "Phase"]
 
 DOCTOR_SPRITES = ("doctor_1", "doctor_2", "doctor_3")
 PATIENT_SPRITES = ("patient_1", "patient_2", "patient_3", "patient_4", "patient_5", "patient_6")
+
+
+class Phase(enum.Enum):
+    CHECKIN = "checkin"  # walking to reception
+    CHECKIN_WAIT = "checkin_wait"  # at the desk
+    WAITING = "waiting"  # in the waiting room until a doctor and a room are free
+    GATHERING = "gathering"  # doctor and patient walking to the consultation room
+    DOCTOR = "doctor"  # the doctor's turn is being produced (model call)
+    DOCTOR_SPEAKING = "doctor_speaking"  # the doctor's line in a bubble
+    REPLY = "reply"  # the patient's answer is being produced
+    REPLY_SPEAKING = "reply_speaking"
+    TO_TEST = "to_test"  # walking to the test (or the technician to the bedside)
+    AT_TEST = "at_test"  # the test runs; the technician's result is produced
+    FROM_TEST = "from_test"  # the patient walks back
+    JUDGING = "judging"  # the consultation closes and is scored
+    FILING = "filing"  # the doctor files the case; the patient leaves
+    DONE = "done"
 
 
 @dataclass(frozen=True)
@@ -46,6 +72,8 @@ class WorldConfig:
     test_s: float = 3.0  # at the machine
     consultation: ConsultationConfig = ConsultationConfig()
     test_rooms: OrderRouter = OrderRouter()
+    seed: int = 0  # the run seed (result rows are keyed by it)
+    condition: str = "base"
 
 
 @dataclass(frozen=True)
@@ -60,16 +88,19 @@ class Notice:
 
 
 class _CaseSink:
-    """Tags a consultation's events with its case and the sim time, and keeps its
-    utterances for the dialogue panel."""
+    """Tags a consultation's events with its case and the sim time, keeps them as the
+    dicts a log holds (the scorers read them) and its utterances for the dialogue
+    panel."""
 
     def __init__(self, world: "World", case_id: str):
         self.world, self.case_id = world, case_id
         self.utterances: list[Utterance] = []
+        self.events: list[dict[str, Any]] = []
 
     def emit(self, event: Event) -> None:
         if isinstance(event, Utterance):
             self.utterances.append(event)
+        self.events.append(event.to_dict())
         self.world._emit(event, case_id=self.case_id)
 
 
@@ -79,7 +110,7 @@ class Encounter:
     patient: Actor
     doctor: Actor | None = None
     room: str | None = None
-    phase: str = "waiting"  # waiting|gathering|doctor|reply|to_test|at_test|from_test|judging|filing|done
+    phase: Phase = Phase.WAITING
     consultation: Consultation | None = None
     sink: _CaseSink | None = None
     task: Handle | None = None
@@ -88,7 +119,7 @@ class Encounter:
     technician: Actor | None = None
     test_station: str | None = None
     bedside: bool = False
-    result: ConsultationResult | None = None
+    result: dict[str, Any] | None = None  # the results row, once scored
     doctor_seat: Tile | None = None
     patient_seat: Tile | None = None
 
@@ -97,12 +128,15 @@ class World:
     """``reset(seed)`` then ``step(dt)`` until ``done``. The view reads ``actors``,
     ``encounters``, ``notices`` and ``clock``; it never changes them."""
 
-    def __init__(self, hmap: HospitalMap, cases: list[Case], models: RoleModels, config: WorldConfig,
-                 *, sink: EventSink | None = None, runner: Runner | None = None,
+    def __init__(self, hmap: HospitalMap, cases: list[Case], cast: CastBuilder, scorers: Sequence[Scorer],
+                 config: WorldConfig, *, sink: EventSink | None = None, runner: Runner | None = None,
                  log: Any = None):
         if not cases:
             raise ValueError("the world needs at least one case")
-        self.map, self.cases, self.models, self.config = hmap, cases, models, config
+        if config.doctors < 1 or config.patients < 1:
+            raise ValueError(f"the world needs at least one doctor and one patient (got {config.doctors} doctors, "
+                             f"{config.patients} patients)")
+        self.map, self.cases, self.cast, self.scorers, self.config = hmap, cases, cast, list(scorers), config
         self.runner = runner or InlineRunner()
         self.log = log  # an EventLog-like object with emit(event, **context), or None
         self.extra_sink = sink
@@ -132,7 +166,7 @@ class World:
         self.actors: dict[str, Actor] = {}
         self.encounters: list[Encounter] = []
         self.notices: list[Notice] = []
-        self.finished: list[ConsultationResult] = []
+        self.finished: list[dict[str, Any]] = []  # results rows, as the bench writes them
         self._arrivals = 0
         self._room_busy: dict[str, str | None] = {r: None for r in self.consult_rooms}
         self._path_cache: dict[tuple[Tile, Tile], list[Tile]] = {}
@@ -212,7 +246,7 @@ class World:
     @property
     def done(self) -> bool:
         return (self._arrivals >= self.config.patients
-                and all(e.phase == "done" for e in self.encounters)
+                and all(e.phase is Phase.DONE for e in self.encounters)
                 and not any(a.moving for a in self.actors.values()))
 
     def step(self, dt: float) -> None:
@@ -233,7 +267,7 @@ class World:
         if self.done:
             s = self.stats()
             self._emit(ShiftFinished(patients=s["patients"], diagnosed=s["diagnosed"], correct=s["correct"],
-                                     errors=s["errors"]))
+                                     errors=s["errors"], failed=s["failed"]))
 
     def run(self, dt: float = 0.25, max_sim_s: float = 36000.0,
             on_step: Callable[["World"], None] | None = None) -> None:
@@ -243,13 +277,12 @@ class World:
                 on_step(self)
 
     def stats(self) -> dict[str, Any]:
-        fin = self.finished
-        scored = [r for r in fin if r.error is None]
-        return {"patients": self._arrivals, "seen": len(fin),
-                "diagnosed": sum(1 for r in fin if r.diagnosis),
-                "correct": sum(1 for r in scored if r.correct),
-                "errors": sum(1 for r in fin if r.error),
-                "accuracy": (sum(1 for r in scored if r.correct) / len(scored)) if scored else None}
+        """The bench's summary of the finished consultations (failed ones and errors
+        counted apart, never as wrong), plus the shift's own counts."""
+        s = summarise(self.finished)
+        s.update(patients=self._arrivals, seen=len(self.finished),
+                 diagnosed=sum(1 for r in self.finished if r.get("diagnosis")))
+        return s
 
     def _arrive_patients(self) -> None:
         while (self._arrivals < self.config.patients
@@ -260,7 +293,7 @@ class World:
             p = Actor(f"patient-{i + 1}", "patient", PATIENT_SPRITES[i % len(PATIENT_SPRITES)],
                       self.map.point("entrance_spawn").tile, case_id=case.id)
             self._spawn(p)
-            enc = Encounter(case=case, patient=p, phase="checkin")
+            enc = Encounter(case=case, patient=p, phase=Phase.CHECKIN)
             self.encounters.append(enc)
             self.walk(p, self.map.point("reception_desk").tile, "check in at reception")
 
@@ -276,7 +309,7 @@ class World:
 
     def _assign_doctors(self) -> None:
         for enc in self.encounters:
-            if enc.phase != "waiting" or enc.patient.moving:
+            if enc.phase is not Phase.WAITING or enc.patient.moving:
                 continue
             doctor = next((a for a in sorted(self.actors.values(), key=lambda a: a.id)
                            if a.role == "doctor" and a.case_id is None and not a.moving), None)
@@ -288,7 +321,7 @@ class World:
             enc.doctor, enc.room = doctor, room
             enc.doctor_seat = self.map.point(f"{room}_doctor").tile
             enc.patient_seat = self.map.point(f"{room}_patient").tile
-            enc.phase = "gathering"
+            enc.phase = Phase.GATHERING
             self._emit(EncounterStarted(doctor=doctor.id, patient=enc.patient.id, room=room), case_id=enc.case.id)
             self.walk(doctor, enc.doctor_seat, f"see {enc.patient.id} in {room}")
             self.walk(enc.patient, enc.patient_seat, f"called to {room}")
@@ -314,133 +347,178 @@ class World:
         assert task is not None
         return task.result()
 
-    def _advance(self, enc: Encounter) -> None:  # noqa: C901 - one state machine, read top to bottom
+    def _advance(self, enc: Encounter) -> None:
+        getattr(self, f"_on_{enc.phase.value}")(enc)
+
+    # -- one handler per phase, in the order of a visit -----------------------------
+    def _on_checkin(self, enc: Encounter) -> None:
+        if not enc.patient.moving:
+            enc.phase = Phase.CHECKIN_WAIT
+            enc.timer = self.t + self.config.checkin_s
+
+    def _on_checkin_wait(self, enc: Encounter) -> None:
+        if self.t >= enc.timer:
+            enc.phase = Phase.WAITING
+            self.walk(enc.patient, self._free_waiting_tile(enc.patient), "wait to be called")
+
+    def _on_waiting(self, enc: Encounter) -> None:
+        pass  # _assign_doctors calls the patient in
+
+    def _on_gathering(self, enc: Encounter) -> None:
+        if enc.doctor and not enc.doctor.moving and not enc.patient.moving:
+            enc.sink = _CaseSink(self, enc.case.id)
+            try:
+                enc.consultation = Consultation(enc.case, self.cast(enc.case, enc.sink), self.config.consultation,
+                                                enc.sink)
+            except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
+                enc.consultation = Consultation(enc.case, _Absent.cast(), self.config.consultation, enc.sink)
+                enc.consultation.fail(f"internal error: {type(e).__name__}: {e}")
+            enc.doctor.facing = ("down" if enc.patient_seat and enc.doctor_seat and enc.patient_seat.y > enc.doctor_seat.y
+                                 else "left")
+            self._start_doctor_turn(enc)
+
+    def _on_doctor(self, enc: Encounter) -> None:
+        if not self._task_ready(enc):
+            return
+        pending = self._take(enc)
+        assert enc.doctor is not None
+        if pending is None:  # done (turn limit) or the turn failed
+            self._start_judging(enc)
+            return
+        enc.timer = self.t + self._say(enc.doctor, pending.spoken)
+        a = pending.action
+        if a.kind == "test" and not pending.premature:
+            route = self.config.test_rooms.route(a.text)
+            enc.phase = Phase.TO_TEST
+            self._start_test_trip(enc, a.text, route.station, route.bedside)
+        else:
+            enc.phase = Phase.DOCTOR_SPEAKING
+
+    def _on_doctor_speaking(self, enc: Encounter) -> None:
+        if self.t < enc.timer:
+            return
         c = enc.consultation
-        if enc.phase == "checkin":
-            if not enc.patient.moving:
-                enc.phase = "checkin_wait"
-                enc.timer = self.t + self.config.checkin_s
-        elif enc.phase == "checkin_wait":
-            if self.t >= enc.timer:
-                enc.phase = "waiting"
-                self.walk(enc.patient, self._free_waiting_tile(enc.patient), "wait to be called")
-        elif enc.phase == "gathering":
-            if enc.doctor and not enc.doctor.moving and not enc.patient.moving:
-                enc.sink = _CaseSink(self, enc.case.id)
-                enc.consultation = Consultation(enc.case, self.models, self.config.consultation, enc.sink)
-                enc.doctor.facing = "down" if enc.patient_seat and enc.doctor_seat and enc.patient_seat.y > enc.doctor_seat.y else "left"
-                self._start_doctor_turn(enc)
-        elif enc.phase == "doctor":
-            if self._task_ready(enc):
-                pending = self._take(enc)
-                assert enc.doctor and c is not None
-                if pending is None:  # done (turn limit) or the model failed
-                    self._start_judging(enc)
-                    return
-                enc.timer = self.t + self._say(enc.doctor, pending.spoken)
-                a = pending.action
-                if a.kind == "test" and not pending.premature:
-                    route = self.config.test_rooms.route(a.text)
-                    enc.phase = "to_test"
-                    self._start_test_trip(enc, a.text, route.station, route.bedside)
-                else:
-                    enc.phase = "doctor_speaking"
-        elif enc.phase == "doctor_speaking":
-            if self.t >= enc.timer:
-                assert c is not None
-                pend = c.pending
-                thinker = enc.patient if pend and pend.action.kind == "ask" else enc.doctor
-                enc.phase = "reply"
-                self._submit(enc, c.answer, thinker)  # type: ignore[arg-type]
-        elif enc.phase == "reply":
-            if self._task_ready(enc):
-                rec = self._take(enc)
-                assert c is not None
-                if rec is None or c.done:
-                    self._start_judging(enc)
-                    return
-                if rec.reply_text:
-                    enc.timer = self.t + self._say(enc.patient, rec.reply_text)
-                else:
-                    enc.timer = self.t
-                enc.phase = "reply_speaking"
-        elif enc.phase == "reply_speaking":
-            if self.t >= enc.timer:
-                enc.patient.state = "waiting"
-                self._start_doctor_turn(enc)
-        elif enc.phase == "to_test":
-            walker = enc.technician if enc.bedside else enc.patient
-            if enc.technician is None:
-                self._claim_technician(enc)
-            elif walker is not None and not walker.moving and not (enc.technician and enc.technician.moving):
-                enc.phase = "at_test"
-                enc.timer = self.t + self.config.test_s
-        elif enc.phase == "at_test":
-            if self.t >= enc.timer and enc.task is None:
-                assert c is not None and enc.technician is not None
-                self._submit(enc, c.answer, enc.technician)
-            elif self._task_ready(enc):
-                rec = self._take(enc)
-                assert c is not None and enc.technician is not None
-                if rec is None:
-                    self._release_technician(enc)
-                    self._start_judging(enc)
-                    return
-                self._say(enc.technician, rec.reply_text or "")
-                self.notices.append(Notice(self.t, "test_result", enc.case.id, f"{rec.action.text} ({enc.case.id})",
-                                           rec.reply_text or ""))
-                enc.phase = "from_test"
-                if not enc.bedside:
-                    assert enc.patient_seat is not None
-                    self.walk(enc.patient, enc.patient_seat, "back from the test")
-                self._release_technician(enc)
-        elif enc.phase == "from_test":
-            if not enc.patient.moving:
-                self._start_doctor_turn(enc)
-        elif enc.phase == "judging":
-            if self._task_ready(enc):
-                res: ConsultationResult = self._take(enc)
-                enc.result = res
-                self.finished.append(res)
-                assert enc.doctor is not None
-                verdict = "error" if res.error else ("correct" if res.correct else "wrong")
-                self.notices.append(Notice(self.t, "diagnosis", enc.case.id,
-                                           f"Diagnosis {enc.case.id}: {verdict}",
-                                           f"{res.diagnosis or 'none given'} (answer key: {res.truth})"))
-                enc.phase = "filing"
-                self.walk(enc.doctor, self.map.point("records_station").tile, f"file {enc.case.id}")
-                self.walk(enc.patient, self.map.point("entrance_exit").tile if "entrance_exit" in self.map.points
-                          else self.map.point("entrance_spawn").tile, "leave the hospital")
-                if enc.room:
-                    self._room_busy[enc.room] = None
-        elif enc.phase == "filing":
-            assert enc.doctor is not None
-            if not enc.doctor.moving and enc.doctor.case_id == enc.case.id and enc.doctor.purpose.startswith("file"):
-                self._emit(CaseFiled(doctor=enc.doctor.id, room=self.map.room_at(enc.doctor.tile).name
-                                     if self.map.room_at(enc.doctor.tile) else "records"), case_id=enc.case.id)
-                enc.doctor.case_id = None
-                idx = int(enc.doctor.id.split("-")[1]) - 1
-                spawns = self.map.points_like("doctor_spawn")
-                if spawns:
-                    self.walk(enc.doctor, spawns[idx % len(spawns)].tile, "back to the staff area")
-            if not enc.patient.moving and enc.patient.present and enc.patient.purpose == "leave the hospital":
-                enc.patient.present = False
-                self._emit(PatientLeft(patient=enc.patient.id), case_id=enc.case.id)
-            if enc.doctor.case_id is None and not enc.patient.present:
-                enc.phase = "done"
+        assert c is not None
+        pend = c.pending
+        thinker = enc.patient if pend and pend.action.kind == "ask" else enc.doctor
+        enc.phase = Phase.REPLY
+        self._submit(enc, c.answer, thinker)  # type: ignore[arg-type]
+
+    def _on_reply(self, enc: Encounter) -> None:
+        if not self._task_ready(enc):
+            return
+        rec = self._take(enc)
+        c = enc.consultation
+        assert c is not None
+        if rec is None or c.done:
+            self._start_judging(enc)
+            return
+        enc.timer = self.t + self._say(enc.patient, rec.reply_text) if rec.reply_text else self.t
+        enc.phase = Phase.REPLY_SPEAKING
+
+    def _on_reply_speaking(self, enc: Encounter) -> None:
+        if self.t >= enc.timer:
+            enc.patient.state = "waiting"
+            self._start_doctor_turn(enc)
+
+    def _on_to_test(self, enc: Encounter) -> None:
+        walker = enc.technician if enc.bedside else enc.patient
+        if enc.technician is None:
+            self._claim_technician(enc)
+        elif walker is not None and not walker.moving and not enc.technician.moving:
+            enc.phase = Phase.AT_TEST
+            enc.timer = self.t + self.config.test_s
+
+    def _on_at_test(self, enc: Encounter) -> None:
+        c = enc.consultation
+        assert c is not None and enc.technician is not None
+        if self.t >= enc.timer and enc.task is None:
+            self._submit(enc, c.answer, enc.technician)
+            return
+        if not self._task_ready(enc):
+            return
+        rec = self._take(enc)
+        if rec is None:
+            self._release_technician(enc)
+            self._start_judging(enc)
+            return
+        self._say(enc.technician, rec.reply_text or "")
+        self.notices.append(Notice(self.t, "test_result", enc.case.id, f"{rec.action.text} ({enc.case.id})",
+                                   rec.reply_text or ""))
+        enc.phase = Phase.FROM_TEST
+        if not enc.bedside:
+            assert enc.patient_seat is not None
+            self.walk(enc.patient, enc.patient_seat, "back from the test")
+        self._release_technician(enc)
+
+    def _on_from_test(self, enc: Encounter) -> None:
+        if not enc.patient.moving:
+            self._start_doctor_turn(enc)
+
+    def _on_judging(self, enc: Encounter) -> None:
+        if not self._task_ready(enc):
+            return
+        row: dict[str, Any] = self._take(enc)
+        enc.result = row
+        self.finished.append(row)
+        assert enc.doctor is not None
+        verdict = ("error" if row["error"] else "failed" if row["status"] == "failed"
+                   else "correct" if row["correct"] else "wrong")
+        self.notices.append(Notice(self.t, "diagnosis", enc.case.id, f"Diagnosis {enc.case.id}: {verdict}",
+                                   f"{row['diagnosis'] or 'none given'} (answer key: {row['truth']})"))
+        enc.phase = Phase.FILING
+        self.walk(enc.doctor, self.map.point("records_station").tile, f"file {enc.case.id}")
+        self.walk(enc.patient, self.map.point("entrance_exit").tile if "entrance_exit" in self.map.points
+                  else self.map.point("entrance_spawn").tile, "leave the hospital")
+        if enc.room:
+            self._room_busy[enc.room] = None
+
+    def _on_filing(self, enc: Encounter) -> None:
+        assert enc.doctor is not None
+        if not enc.doctor.moving and enc.doctor.case_id == enc.case.id and enc.doctor.purpose.startswith("file"):
+            room = self.map.room_at(enc.doctor.tile)
+            self._emit(CaseFiled(doctor=enc.doctor.id, room=room.name if room else "records"), case_id=enc.case.id)
+            enc.doctor.case_id = None
+            idx = int(enc.doctor.id.split("-")[1]) - 1
+            spawns = self.map.points_like("doctor_spawn")
+            if spawns:
+                self.walk(enc.doctor, spawns[idx % len(spawns)].tile, "back to the staff area")
+        if not enc.patient.moving and enc.patient.present and enc.patient.purpose == "leave the hospital":
+            enc.patient.present = False
+            self._emit(PatientLeft(patient=enc.patient.id), case_id=enc.case.id)
+        if enc.doctor.case_id is None and not enc.patient.present:
+            enc.phase = Phase.DONE
+
+    def _on_done(self, enc: Encounter) -> None:
+        pass
+
+    def _judge(self, enc: Encounter) -> dict[str, Any]:
+        """Close the consultation, score it over its events, build its results row
+        (a worker-thread task: the judge is a model call)."""
+        c, sink = enc.consultation, enc.sink
+        assert c is not None and sink is not None
+        c.finish()
+        try:
+            score_case(enc.case, Transcript.from_events(sink.events, case_id=enc.case.id), self.scorers, sink)
+        except Exception as e:  # noqa: BLE001 - recorded as the case's error, the shift goes on
+            from agents.events import Scored
+            sink.emit(Scored(scorer="diagnosis", value=None,
+                             details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+        return case_row(enc.case, sink.events, seed=self.config.seed, condition=self.config.condition,
+                        events_file="", wall_s=0.0)
 
     def _start_doctor_turn(self, enc: Encounter) -> None:
         assert enc.consultation is not None and enc.doctor is not None
         if enc.consultation.done:
             self._start_judging(enc)
             return
-        enc.phase = "doctor"
+        enc.phase = Phase.DOCTOR
         self._submit(enc, enc.consultation.doctor_turn, enc.doctor)
 
     def _start_judging(self, enc: Encounter) -> None:
         assert enc.consultation is not None and enc.doctor is not None
-        enc.phase = "judging"
-        self._submit(enc, enc.consultation.finish, enc.doctor)
+        enc.phase = Phase.JUDGING
+        self._submit(enc, lambda: self._judge(enc), enc.doctor)
 
     def _start_test_trip(self, enc: Encounter, test: str, station: str, bedside: bool) -> None:
         enc.test_station, enc.bedside = station, bedside
@@ -491,3 +569,17 @@ class World:
             if self.map.walkable(nb) and nb != enc.doctor_seat:
                 return nb
         return enc.patient_seat
+
+
+class _Absent:
+    """Stands in for a cast that could not be built (the consultation is ended as an
+    error before anyone is asked for a turn)."""
+
+    role = "absent"
+
+    def act(self, obs: object) -> object:  # pragma: no cover - never asked
+        raise RuntimeError("no participant")
+
+    @classmethod
+    def cast(cls) -> dict[str, Any]:
+        return {"doctor": cls(), "patient": cls(), "measurement": cls()}

@@ -86,3 +86,23 @@ def dead_url() -> str:
     port = s.getsockname()[1]
     s.close()
     return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="module")
+def smol():
+    """SmolLM2-135M-Instruct through llama.cpp (the real in-process path). `make test`
+    sets MEDSIM_REQUIRE_LLAMA=1 so a missing install fails instead of skipping."""
+    from agents.llm.local_model import ModelNotInstalled, smollm2_path
+
+    try:
+        import llama_cpp  # noqa: F401
+        path = smollm2_path()
+    except (ImportError, ModelNotInstalled) as e:
+        if os.environ.get("MEDSIM_REQUIRE_LLAMA"):
+            raise
+        pytest.skip(f"llama.cpp test model not installed: {e}")
+    from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
+
+    pool = LlamaPool(n_ctx=4096, n_threads=2)
+    yield LlamaCppLLM(path, pool, label="smollm2")
+    pool.close()

@@ -93,14 +93,25 @@ def load_agentclinic_jsonl(path: str | Path) -> tuple[list[Case], list[CaseRecor
     cases: list[Case] = []
     errors: list[CaseRecordError] = []
     seen: dict[str, int] = {}
-    with p.open("r", encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+    with p.open("rb") as fh:
+        for lineno, raw_bytes in enumerate(fh, start=1):
+            if lineno == 1 and raw_bytes.startswith(b"\xef\xbb\xbf"):
+                raw_bytes = raw_bytes[3:]  # a UTF-8 byte-order mark
+            try:
+                raw = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError as e:
+                errors.append(CaseRecordError(str(p), lineno, "<encoding>",
+                                              f"not UTF-8 text (byte 0x{raw_bytes[e.start]:02x} at column {e.start + 1})"))
+                continue
             if not raw.strip():
                 continue
             try:
                 record = json.loads(raw)
             except json.JSONDecodeError as e:
                 errors.append(CaseRecordError(str(p), lineno, "<json>", f"invalid JSON: {e.msg} at column {e.colno}"))
+                continue
+            except (ValueError, RecursionError) as e:  # huge integers, absurd nesting
+                errors.append(CaseRecordError(str(p), lineno, "<json>", f"invalid JSON: {str(e)[:120]}"))
                 continue
             case, errs = parse_record(record, str(p), lineno)
             if errs:

@@ -12,8 +12,9 @@ import json
 import os
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
 
@@ -69,6 +70,45 @@ class LlamaPool:
             self._contexts.clear()
 
 
+class _Deadline:
+    """A llama.cpp stopping criterion that turns true once ``timeout_s`` has passed."""
+
+    def __init__(self, timeout_s: float):
+        self.timeout_s = timeout_s
+        self.at = time.monotonic() + timeout_s
+        self.hit = False
+
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        if time.monotonic() >= self.at:
+            self.hit = True
+        return self.hit
+
+
+@contextmanager
+def _stopping_at(llm: Any, deadline: _Deadline) -> Iterator[None]:
+    """Adds ``deadline`` to the stopping criteria of ``llm``'s completions for one call.
+
+    llama-cpp-python 0.3.16's ``Llama.create_chat_completion`` takes no
+    ``stopping_criteria``, and a ``logits_processor`` runs inside a C sampler callback
+    whose exceptions are swallowed (and forcing end-of-text there fights a JSON grammar).
+    Its chat handler does pass ``stopping_criteria`` (its own, usually None) to
+    ``llm.create_completion``, so that method is shadowed on this instance while the call
+    holds the model's lock, and removed afterwards."""
+    from llama_cpp import StoppingCriteriaList
+
+    plain = llm.create_completion
+
+    def create_completion(*args: Any, stopping_criteria: Any = None, **kwargs: Any) -> Any:
+        criteria = StoppingCriteriaList([deadline, *(stopping_criteria or [])])
+        return plain(*args, stopping_criteria=criteria, **kwargs)
+
+    llm.create_completion = create_completion
+    try:
+        yield
+    finally:
+        del llm.create_completion
+
+
 class LlamaCppLLM:
     """A GGUF model through llama.cpp.
 
@@ -76,7 +116,16 @@ class LlamaCppLLM:
     each role's prefix stays in its KV cache; ``"swap"`` uses one context and saves /
     restores each role's state around its calls (less memory, a copy per switch);
     ``"shared"`` uses one context with no swapping (roles evict each other's prefix;
-    for comparison). ``benchmarks/kv_cache.py --context`` measures them."""
+    for comparison). ``benchmarks/kv_cache.py --context`` measures them.
+
+    What bounds a call: ``params.max_tokens`` caps the decode, and ``params.timeout_s``,
+    counted from the start of generation (after the model's lock is taken and the context
+    is loaded), is checked after every sampled token: past it, decoding stops and a
+    transient :class:`LLMError` says the timeout was hit (the context stays consistent;
+    the next call reuses its KV cache as usual). The prompt evaluation cannot be cut:
+    llama.cpp evaluates the new prompt tokens in ``n_batch``-token decodes that Python
+    cannot interrupt, so a call with a long new prompt may overrun ``timeout_s`` by that
+    evaluation's time before the first check."""
 
     def __init__(self, path: str | Path, pool: LlamaPool, *, label: str | None = None, context: str = "per_role"):
         if context not in ("per_role", "swap", "shared"):
@@ -108,20 +157,26 @@ class LlamaCppLLM:
                 self._swap_to(llm, ctx.role)
             before = list(llm._input_ids)
             t0 = time.perf_counter()
+            deadline = _Deadline(params.timeout_s)
             try:
-                r = llm.create_chat_completion(
-                    messages=[m.to_dict() for m in messages],
-                    temperature=params.temperature,
-                    max_tokens=params.max_tokens,
-                    stop=list(params.stop) or None,
-                    seed=params.seed,
-                    # a JSON schema becomes a llama.cpp grammar: the reply cannot leave it
-                    response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
-                                     if params.response_schema else None),
-                )
+                with _stopping_at(llm, deadline):
+                    r = llm.create_chat_completion(
+                        messages=[m.to_dict() for m in messages],
+                        temperature=params.temperature,
+                        max_tokens=params.max_tokens,
+                        stop=list(params.stop) or None,
+                        seed=params.seed,
+                        # a JSON schema becomes a llama.cpp grammar: the reply cannot leave it
+                        response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
+                                         if params.response_schema else None),
+                    )
             except ValueError as e:  # e.g. prompt longer than the context window
                 raise LLMError(str(e), backend=self.name, transient=False) from e
             latency = time.perf_counter() - t0
+            if deadline.hit:
+                done = int((r.get("usage") or {}).get("completion_tokens", 0))
+                raise LLMError(f"timeout of {deadline.timeout_s} s hit: generation stopped after {latency:.2f} s "
+                               f"and {done} tokens, reply incomplete", backend=self.name)
             usage = r.get("usage") or {}
             pt = int(usage.get("prompt_tokens", 0))
             after = list(llm._input_ids)

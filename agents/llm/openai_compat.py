@@ -1,38 +1,393 @@
 """Any OpenAI-compatible chat completions server (vLLM, llama.cpp server, Ollama,
 hosted APIs), with the standard library only. The API key comes from an environment
-variable (``MEDSIM_API_KEY``, else ``OPENAI_API_KEY``) and is never logged."""
+variable (``MEDSIM_API_KEY``, else ``OPENAI_API_KEY``) and is never logged: it goes into
+the Authorization header only, and every error message is scrubbed of it (a server may
+echo it back).
+
+``GenerateParams.timeout_s`` is a deadline for the whole call (connect, TLS, send, status
+line, headers, body), not for each socket read: each operation gets the time left as its
+socket timeout, the body is read in chunks with the deadline checked after each, and a
+watchdog shuts the socket down at the deadline, so a server that trickles bytes cannot
+hold a call past it. Only the DNS lookup escapes the watchdog (the system resolver has
+its own timeouts).
+
+:func:`check_server` asks ``GET {base_url}/models`` once before a run, so that a dead
+server, a refused key or a wrong model name is reported once instead of per case.
+
+Proxies are taken from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``)
+as ``urllib`` does.
+"""
 from __future__ import annotations
 
+import base64
+import http.client
 import json
 import os
 import socket
+import ssl
+import threading
 import time
-import urllib.error
+import urllib.parse
 import urllib.request
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
 
-__all__ = ["OpenAICompatLLM"]
+__all__ = ["API_KEY_ENV", "OpenAICompatLLM", "check_server"]
+
+API_KEY_ENV: tuple[str, ...] = ("MEDSIM_API_KEY", "OPENAI_API_KEY")
+
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+_NO_MODEL_LISTING = frozenset({404, 405, 501})
+_CHUNK = 64 * 1024
+_MAX_BODY = 32 * 1024 * 1024  # a chat reply or a model list is far smaller
+_SNIPPET = 200  # characters of a server's error body quoted in a message
+
+
+def _transient_status(status: int) -> bool:
+    return status in _TRANSIENT_STATUS or status >= 500
+
+
+def _seconds(t: float) -> str:
+    return str(float(t))  # 3 -> "3.0", 0.05 -> "0.05"
+
+
+# ---------------------------------------------------------------------------- URLs and keys
+
+
+@dataclass(frozen=True)
+class _BaseURL:
+    scheme: str
+    host: str
+    port: int | None
+    path: str  # without a trailing slash, e.g. "/v1" or ""
+    query: str
+
+    @classmethod
+    def parse(cls, url: str) -> "_BaseURL":
+        """Raises ValueError with a message that never repeats credentials."""
+        parts = urllib.parse.urlsplit(url.strip())
+        if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+            raise ValueError("the base URL has credentials in it (user:password@host); remove them "
+                             "and put the API key in MEDSIM_API_KEY (or OPENAI_API_KEY) instead")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the base URL must look like http://host:port/v1, got {url!r}")
+        try:
+            port = parts.port
+        except ValueError:
+            raise ValueError(f"the base URL has an invalid port: {url!r}") from None
+        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"), parts.query)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = f":{self.port}" if self.port is not None else ""
+        return f"{self.scheme}://{host}{port}{self.path}"
+
+    def target(self, suffix: str) -> str:
+        """The request target for ``{base}{suffix}``, keeping a query string if any."""
+        path = (self.path + suffix) or "/"
+        return f"{path}?{self.query}" if self.query else path
+
+
+def _api_key(env_vars: Sequence[str]) -> tuple[str, str] | tuple[None, None]:
+    """(key, the variable it came from), or (None, None)."""
+    for var in env_vars:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value, var
+    return None, None
+
+
+def _auth_headers(env_vars: Sequence[str], backend: str) -> tuple[dict[str, str], str | None]:
+    key, var = _api_key(env_vars)
+    if key is None:
+        return {}, None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        # http.client would refuse the header with the key in its message
+        raise LLMError(f"the API key in {var} contains a line break or control character",
+                       backend=backend, transient=False)
+    return {"Authorization": f"Bearer {key}"}, key
+
+
+def _scrub(text: str, key: str | None) -> str:
+    return text.replace(key, "***") if key else text
+
+
+def _error(message: str, *, backend: str, key: str | None, transient: bool) -> LLMError:
+    return LLMError(_scrub(message, key), backend=backend, transient=transient)
+
+
+# ---------------------------------------------------------------------------- transport
+
+
+class _Failure(Exception):
+    """The request produced no usable HTTP reply. ``kind``: "timeout", "unreachable"
+    (connection refused, DNS, TLS, reset) or "transport" (the server answered badly).
+    ``reason`` is plain words and holds nothing the server sent."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class _Reply:
+    status: int
+    reason: str
+    headers: http.client.HTTPMessage
+    body: bytes
+
+
+class _Watchdog:
+    """Shuts the connection's socket down at the deadline, so that a blocking read, write
+    or TLS handshake in the calling thread ends at once (with EOF or an error).
+
+    It keeps its own duplicate of the socket's descriptor, taken as soon as the TCP
+    connection exists: ``ssl`` detaches the plain socket before the handshake, and
+    http.client drops ``conn.sock`` once the response owns the socket. ``shutdown`` acts
+    on the connection, so shutting the duplicate down ends reads on every descriptor."""
+
+    def __init__(self, timeout_s: float):
+        self.fired = False
+        self._dup: socket.socket | None = None
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, timeout_s), self._fire)
+        self._timer.daemon = True
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._dup = sock.dup()
+            if self.fired:
+                self._shutdown()
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+            if self._dup is not None:
+                self._dup.close()
+                self._dup = None
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._done:
+                self.fired = True
+                self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._dup is not None:
+            try:
+                self._dup.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _proxy_for(base: _BaseURL) -> tuple[str, int | None, dict[str, str]] | None:
+    """(proxy host, port, proxy headers) from the environment, as urllib would pick it."""
+    proxy = urllib.request.getproxies().get(base.scheme)
+    if not proxy or urllib.request.proxy_bypass(base.host):
+        return None
+    if "://" not in proxy:
+        proxy = "http://" + proxy
+    p = urllib.parse.urlsplit(proxy)
+    if not p.hostname:
+        return None
+    headers = {}
+    if p.username is not None:
+        cred = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(cred.encode()).decode()
+    try:
+        port = p.port
+    except ValueError:
+        return None
+    return p.hostname, port, headers
+
+
+def _connection(base: _BaseURL, suffix: str,
+                timeout_s: float) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
+    """The connection, the request target and extra headers (a proxy's)."""
+    proxy = _proxy_for(base)
+    target = base.target(suffix)
+    if base.scheme == "https":
+        context = ssl.create_default_context()
+        if proxy is None:
+            return http.client.HTTPSConnection(base.host, base.port, timeout=timeout_s, context=context), target, {}
+        conn = http.client.HTTPSConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s, context=context)
+        conn.set_tunnel(base.host, base.port, headers=proxy[2])
+        return conn, target, {}
+    if proxy is None:
+        return http.client.HTTPConnection(base.host, base.port, timeout=timeout_s), target, {}
+    conn = http.client.HTTPConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s)
+    absolute = base.url + suffix + (f"?{base.query}" if base.query else "")
+    return conn, absolute, proxy[2]
+
+
+def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
+             headers: dict[str, str], timeout_s: float) -> _Reply:
+    """One HTTP exchange that ends within ``timeout_s`` of its start, whatever the server
+    does. Raises :class:`_Failure`."""
+    deadline = time.monotonic() + timeout_s
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Failure("timeout", "deadline passed")
+        return remaining
+
+    conn, target, extra = _connection(base, suffix, timeout_s)
+    watchdog = _Watchdog(timeout_s)
+
+    def create_connection(*args: Any, **kwargs: Any) -> socket.socket:
+        sock = socket.create_connection(*args, **kwargs)  # the DNS lookup in here is not cut
+        watchdog.watch(sock)
+        return sock
+
+    # http.client's hook for opening the TCP connection (to the server or to a proxy)
+    conn._create_connection = create_connection  # type: ignore[attr-defined]
+    response: http.client.HTTPResponse | None = None
+    try:
+        with watchdog:
+            try:
+                conn.timeout = left()
+                conn.connect()  # TCP, then the proxy tunnel and TLS where they apply
+                sock = conn.sock
+                sock.settimeout(left())
+                conn.request(method, target, body=body, headers={**headers, **extra})
+                sock.settimeout(left())
+                response = conn.getresponse()  # status line and headers
+                chunks: list[bytes] = []
+                size = 0
+                while True:
+                    sock.settimeout(left())
+                    chunk = response.read1(_CHUNK)
+                    left()  # the deadline, checked after each chunk
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > _MAX_BODY:
+                        raise _Failure("transport", f"the reply is larger than {_MAX_BODY // 2**20} MiB")
+                if response.length:  # http.client's read1 ends a short body without a word
+                    raise http.client.IncompleteRead(b"".join(chunks), response.length)
+                return _Reply(response.status, response.reason or "", response.headers, b"".join(chunks))
+            except _Failure:
+                raise
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                # after the watchdog has fired, any error is the deadline's doing
+                if watchdog.fired or time.monotonic() >= deadline:
+                    raise _Failure("timeout", "deadline passed") from None
+                raise _classify(e) from None
+    finally:
+        if response is not None:
+            response.close()
+        conn.close()
+
+
+def _classify(e: BaseException) -> _Failure:
+    """Plain words for a transport fault; never the exception's text where that may hold
+    bytes the server sent (a status line, a partial body)."""
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return _Failure("timeout", "deadline passed")
+    if isinstance(e, ConnectionRefusedError):
+        return _Failure("unreachable", "connection refused")
+    if isinstance(e, socket.gaierror):
+        return _Failure("unreachable", f"DNS lookup failed ({e.strerror or e})")
+    if isinstance(e, ssl.SSLCertVerificationError):
+        return _Failure("unreachable", f"TLS error: certificate not trusted ({e.verify_message or e.reason})")
+    if isinstance(e, ssl.SSLError):
+        return _Failure("unreachable", f"TLS error ({e.reason or e.__class__.__name__})")
+    if isinstance(e, http.client.RemoteDisconnected):
+        return _Failure("transport", "the server closed the connection without sending a reply")
+    if isinstance(e, http.client.IncompleteRead):
+        got = len(e.partial)
+        return _Failure("transport", f"the reply body was cut short ({got} bytes received, "
+                                     f"{e.expected if e.expected is not None else 'more'} bytes missing)")
+    if isinstance(e, http.client.BadStatusLine):
+        return _Failure("transport", "the reply does not start with an HTTP status line")
+    if isinstance(e, http.client.LineTooLong):
+        return _Failure("transport", "the reply has a header line that is too long")
+    if isinstance(e, http.client.HTTPException):
+        return _Failure("transport", f"malformed HTTP reply ({e.__class__.__name__})")
+    if isinstance(e, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
+        return _Failure("unreachable", "the connection was reset")
+    if isinstance(e, OSError):
+        # a proxy's refusal of the tunnel comes as OSError("Tunnel connection failed: ...")
+        return _Failure("unreachable", e.strerror or str(e) or e.__class__.__name__)
+    return _Failure("transport", f"{e.__class__.__name__}")
+
+
+def _body_text(reply: _Reply) -> str | None:
+    try:
+        return reply.body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _snippet(reply: _Reply) -> str:
+    text = (_body_text(reply) or "").strip().replace("\n", " ")
+    return f": {text[:_SNIPPET]}" if text else ""
+
+
+def _http_error(reply: _Reply, url: str, *, backend: str, key: str | None) -> LLMError:
+    if 300 <= reply.status < 400:
+        where = reply.headers.get("Location", "elsewhere")
+        return _error(f"HTTP {reply.status} from {url}: redirects to {where}; use that as the base URL",
+                      backend=backend, key=key, transient=False)
+    return _error(f"HTTP {reply.status} from {url}: {reply.reason}{_snippet(reply)}",
+                  backend=backend, key=key, transient=_transient_status(reply.status))
+
+
+# ---------------------------------------------------------------------------- reply parsing
+
+
+def _count(value: Any) -> int | None:
+    """A token count, or None where the server sent something that is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    return None
+
+
+def _usage(payload: dict) -> tuple[int, int | None, int]:
+    """(prompt tokens, prompt tokens evaluated or None, completion tokens); bad usage
+    counts as missing."""
+    usage = payload.get("usage")
+    if not isinstance(usage, dict):
+        return 0, None, 0
+    pt = _count(usage.get("prompt_tokens"))
+    ct = _count(usage.get("completion_tokens"))
+    details = usage.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    evaluated = max(0, pt - cached) if pt is not None and cached is not None else None
+    return pt or 0, evaluated, ct or 0
+
+
+# ---------------------------------------------------------------------------- the backend
 
 
 class OpenAICompatLLM:
-    def __init__(self, base_url: str, model: str, *, api_key_env: tuple[str, ...] = ("MEDSIM_API_KEY", "OPENAI_API_KEY")):
+    def __init__(self, base_url: str, model: str, *, api_key_env: tuple[str, ...] = API_KEY_ENV):
         if not model:
             raise ValueError("an OpenAI-compatible backend needs a model name (--model NAME)")
-        self.base_url = base_url.rstrip("/")
+        self._base = _BaseURL.parse(base_url)  # refuses credentials without repeating them
+        self.base_url = base_url.strip().rstrip("/")
         self.model = model
         self.name = f"openai:{self.base_url}#{model}"
         self._key_env = api_key_env
 
-    def _key(self) -> str | None:
-        for var in self._key_env:
-            if os.environ.get(var):
-                return os.environ[var]
-        return None
-
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
-        body = {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.to_dict() for m in messages],
             "temperature": params.temperature,
@@ -44,35 +399,101 @@ class OpenAICompatLLM:
         if params.response_schema:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "reply", "schema": json.loads(params.response_schema), "strict": True}}
-        headers = {"Content-Type": "application/json"}
-        key = self._key()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=json.dumps(body).encode(),
-                                     headers=headers, method="POST")
+        auth, key = _auth_headers(self._key_env, self.name)
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **auth}
+        url = self.base_url
         t0 = time.perf_counter()
         try:
-            with urllib.request.urlopen(req, timeout=params.timeout_s) as resp:
-                payload = json.loads(resp.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            transient = e.code in (408, 409, 425, 429) or e.code >= 500
-            raise LLMError(f"HTTP {e.code} from {self.base_url}: {e.reason}", backend=self.name, transient=transient) from e
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as e:
-            raise LLMError(f"cannot reach {self.base_url}: {getattr(e, 'reason', e)}", backend=self.name) from e
-        except json.JSONDecodeError as e:
-            raise LLMError(f"response from {self.base_url} is not JSON: {e}", backend=self.name) from e
+            reply = _request(self._base, "POST", "/chat/completions", body=json.dumps(body).encode(),
+                             headers=headers, timeout_s=params.timeout_s)
+        except _Failure as f:
+            if f.kind == "timeout":
+                msg = f"no complete reply within {_seconds(params.timeout_s)} s (whole-call timeout) from {url}"
+            elif f.kind == "unreachable":
+                msg = f"cannot reach {url}: {f.reason}"
+            else:
+                msg = f"bad reply from {url}: {f.reason}"
+            raise _error(msg, backend=self.name, key=key, transient=True) from None
         latency = time.perf_counter() - t0
+        if reply.status != 200:
+            raise _http_error(reply, url, backend=self.name, key=key)
+        text = _body_text(reply)
+        if text is None:
+            raise _error(f"bad reply from {url}: the body is not UTF-8 text", backend=self.name, key=key,
+                         transient=True)
         try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise _error(f"response from {url} is not JSON ({e.msg} at character {e.pos}): {text[:_SNIPPET]}",
+                         backend=self.name, key=key, transient=True) from None
+        choice = None
+        if isinstance(payload, dict) and isinstance(payload.get("choices"), list) and payload["choices"]:
             choice = payload["choices"][0]
-            text = choice["message"]["content"] or ""
-        except (KeyError, IndexError, TypeError) as e:
-            raise LLMError(f"unexpected response shape from {self.base_url}: {str(payload)[:200]}", backend=self.name) from e
-        usage = payload.get("usage") or {}
-        pt = int(usage.get("prompt_tokens") or 0)
-        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise _error(f"unexpected response shape from {url} (no choices[0].message): {text[:_SNIPPET]}",
+                         backend=self.name, key=key, transient=True)
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise _error(f"unexpected response shape from {url}: choices[0].message.content is a "
+                         f"{type(content).__name__}, not text", backend=self.name, key=key, transient=True)
+        pt, evaluated, ct = _usage(payload)
+        finish = choice.get("finish_reason")
         return Output(
-            text=text, model=self.name, prompt_tokens=pt,
-            prompt_tokens_evaluated=(pt - int(cached)) if cached is not None else None,
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            latency_s=latency, finish_reason=choice.get("finish_reason") or "stop",
+            text=content or "", model=self.name, prompt_tokens=pt, prompt_tokens_evaluated=evaluated,
+            completion_tokens=ct, latency_s=latency,
+            finish_reason=finish if isinstance(finish, str) and finish else "stop",
         )
+
+
+def check_server(base_url: str, model: str, *, timeout_s: float = 10.0,
+                 api_key_env: tuple[str, ...] = API_KEY_ENV) -> list[str] | None:
+    """Ask ``GET {base_url}/models`` once, before a run.
+
+    Returns the served model ids when the server lists them and ``model`` is among them;
+    None when the server answered but keeps no listing (404, 405, 501, an empty list or a
+    reply that is not an OpenAI-style list). Raises a non-transient :class:`LLMError`
+    when the server cannot be reached (refused, DNS, TLS, ``timeout_s`` passed), refuses
+    the API key (401, 403) or lists models without ``model``. An Ollama-style
+    ``name:latest`` counts as serving ``name``."""
+    try:
+        base = _BaseURL.parse(base_url)
+    except ValueError as e:
+        raise LLMError(str(e), backend="openai", transient=False) from None
+    url = base_url.strip().rstrip("/")
+    backend = f"openai:{url}"
+    auth, key = _auth_headers(api_key_env, backend)
+    try:
+        reply = _request(base, "GET", "/models", body=None, headers={"Accept": "application/json", **auth},
+                         timeout_s=timeout_s)
+    except _Failure as f:
+        reason = f"no reply within {_seconds(timeout_s)} s" if f.kind == "timeout" else f.reason
+        verb = "cannot reach" if f.kind != "transport" else "bad reply from"
+        raise _error(f"{verb} {url}: {reason}", backend=backend, key=key, transient=False) from None
+    names = " or ".join(api_key_env)
+    if reply.status in (401, 403):
+        if key is None:
+            msg = f"{url} wants an API key (HTTP {reply.status}) and none is set: put it in {names}"
+        else:
+            msg = f"{url} refused the API key (HTTP {reply.status}): check the key in {names}"
+        raise _error(msg, backend=backend, key=key, transient=False)
+    if reply.status in _NO_MODEL_LISTING:
+        return None
+    if reply.status != 200:
+        raise _http_error(reply, url, backend=backend, key=key)
+    text = _body_text(reply)
+    try:
+        payload = json.loads(text) if text is not None else None
+    except json.JSONDecodeError:
+        return None
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return None
+    ids = [d["id"] for d in data if isinstance(d, dict) and isinstance(d.get("id"), str)]
+    if not ids:
+        return None
+    if model in ids or f"{model}:latest" in ids:
+        return ids
+    more = f" (and {len(ids) - 10} more)" if len(ids) > 10 else ""
+    raise _error(f"{url} does not serve model '{model}'; it serves: {', '.join(ids[:10])}{more}",
+                 backend=backend, key=key, transient=False)

@@ -1,11 +1,13 @@
-"""Backend specs -> backends, one per role.
+"""Backend specs -> backends.
 
 Specs: ``scripted``; ``local`` (the embedded Qwen2.5-Coder-1.5B); ``smollm2`` (the small
-test model); ``gguf:PATH``; ``openai:BASE_URL`` (with a model name).
+test model); ``gguf:PATH``; ``openai:BASE_URL`` (with a model name). A spec is checked
+(:func:`check_backend_spec`) before anything is built or written.
 """
 from __future__ import annotations
 
 from typing import Mapping
+from urllib.parse import urlsplit
 
 from agents.cases.model import Case
 from agents.llm.base import LLM
@@ -14,7 +16,9 @@ from agents.llm.local_model import EMBEDDED, embedded_model_path, smollm2_path
 from agents.llm.openai_compat import OpenAICompatLLM
 from agents.llm.scripted import ScriptedLLM
 
-__all__ = ["BackendSpecError", "build_backend", "build_role_backends", "is_in_process", "describe_spec"]
+__all__ = ["BackendSpecError", "check_backend_spec", "build_backend", "is_in_process", "describe_spec", "KINDS"]
+
+KINDS = "scripted, local, smollm2, gguf:PATH or openai:URL"
 
 
 class BackendSpecError(ValueError):
@@ -33,7 +37,42 @@ def describe_spec(spec: str, model: str | None) -> str:
     return spec
 
 
+def check_backend_spec(spec: str, model: str | None) -> None:
+    """Raise :class:`BackendSpecError` for a spec that cannot name a backend. Checks the
+    form only (a gguf file's existence and a server's liveness are checked when the run
+    is assembled)."""
+    if spec in ("scripted", "local", "smollm2"):
+        return
+    if spec.startswith("gguf:"):
+        if not spec[len("gguf:"):].strip():
+            raise BackendSpecError("gguf: needs a path, e.g. gguf:models/my.gguf")
+        return
+    if spec.startswith("openai:"):
+        base = spec[len("openai:"):]
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BackendSpecError(f"openai: needs a base URL like openai:http://localhost:8000/v1, got '{_safe(spec)}'")
+        if parts.username or parts.password:
+            raise BackendSpecError("openai: the URL holds credentials; put the key in MEDSIM_API_KEY instead")
+        if not model:
+            raise BackendSpecError(f"'{_safe(spec)}' needs a model name (--model NAME, or the role's model)")
+        return
+    raise BackendSpecError(f"unknown backend '{_safe(spec)}' (use {KINDS})")
+
+
+def _safe(spec: str) -> str:
+    """A spec for messages: never echo credentials in a URL."""
+    try:
+        parts = urlsplit(spec.split(":", 1)[1]) if spec.startswith("openai:") else None
+    except ValueError:
+        parts = None
+    if parts and (parts.username or parts.password):
+        return "openai:<url with credentials>"
+    return spec[:200]
+
+
 def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], seed: int, pool: LlamaPool) -> LLM:
+    check_backend_spec(spec, model)
     if spec == "scripted":
         return ScriptedLLM(cases, seed=seed)
     if spec == "local":
@@ -41,27 +80,6 @@ def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], se
     if spec == "smollm2":
         return LlamaCppLLM(smollm2_path(), pool, label="smollm2-135m-instruct")
     if spec.startswith("gguf:"):
-        path = spec[len("gguf:"):]
-        if not path:
-            raise BackendSpecError("gguf: needs a path, e.g. gguf:models/my.gguf")
-        return LlamaCppLLM(path, pool)
-    if spec.startswith("openai:"):
-        base = spec[len("openai:"):]
-        if not base.startswith(("http://", "https://")):
-            raise BackendSpecError(f"openai: needs a base URL like openai:http://localhost:8000/v1, got '{spec}'")
-        if not model:
-            raise BackendSpecError("openai: backends need --model NAME")
-        return OpenAICompatLLM(base, model)
-    raise BackendSpecError(f"unknown backend spec '{spec}' (use scripted, local, smollm2, gguf:PATH or openai:URL)")
-
-
-def build_role_backends(specs: Mapping[str, str], *, model: str | None, cases: Mapping[str, Case],
-                        seed: int, pool: LlamaPool) -> dict[str, LLM]:
-    """One backend per distinct spec, shared by the roles that name it."""
-    built: dict[str, LLM] = {}
-    out: dict[str, LLM] = {}
-    for role, spec in specs.items():
-        if spec not in built:
-            built[spec] = build_backend(spec, model=model, cases=cases, seed=seed, pool=pool)
-        out[role] = built[spec]
-    return out
+        return LlamaCppLLM(spec[len("gguf:"):], pool)
+    assert spec.startswith("openai:") and model
+    return OpenAICompatLLM(spec[len("openai:"):], model)

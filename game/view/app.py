@@ -200,7 +200,7 @@ class SimulationScreen:
             lines.append(f"case: {a.case_id}")
         if enc is not None:
             lines.append(f"{enc.case.demographics}")
-            lines.append(f"phase: {enc.phase}")
+            lines.append(f"phase: {enc.phase.value}")
         rect = pygame.Rect(view.get_width() - 290, view.get_height() - 20 - 20 * len(lines), 280, 20 * len(lines) + 10)
         draw_box(view, rect, PAPER, (255, 230, 80), radius=8, alpha=235)
         for i, line in enumerate(lines):

@@ -3,12 +3,13 @@ import json
 import pytest
 
 from agents.cases import load_cases
-from agents.consultation import ConsultationConfig, RoleModels, run_consultation
-from agents.events import ConsultationFailed, LLMCall, ListSink, ReplyRejected, RouteDecision
+from agents.consultation import ConsultationConfig
 from agents.guards import check_reply
 from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
+from agents.participants import CastConfig
 from agents.protocol import parse_structured_turn
+from tests.helpers import consult, of, roles
 
 
 @pytest.mark.parametrize("role,text,previous,incoming,problem", [
@@ -54,34 +55,36 @@ def demo():
 
 def test_refusal_is_retried_with_a_correction_then_accepted(demo):
     llm = Script(ScriptedLLM(demo), patient=["I'm sorry, but I can't assist with that.", "It started two days ago."])
-    sink = ListSink()
-    r = run_consultation(demo["demo-003"], RoleModels(llm, llm, llm, llm), ConsultationConfig(), sink)
-    rej = [e for e in sink.events if isinstance(e, ReplyRejected)]
-    assert [(e.role, e.problem, e.attempt) for e in rej] == [("patient", "refusal", 1)]
-    patient_calls = [e for e in sink.events if isinstance(e, LLMCall) and e.role == "patient"]
-    assert "Stay in character" in patient_calls[1].messages[-1]["content"]
-    assert patient_calls[1].params["seed"] != patient_calls[0].params["seed"]
-    assert r.status == "diagnosed" and r.error is None
+    row, events = consult(demo["demo-003"], roles(llm))
+    rej = of(events, "reply_rejected")
+    assert [(e["role"], e["problem"], e["attempt"]) for e in rej] == [("patient", "refusal", 1)]
+    patient_calls = of(events, "llm_call", role="patient")
+    assert "Stay in character" in patient_calls[1]["messages"][-1]["content"]
+    assert patient_calls[1]["params"]["seed"] != patient_calls[0]["params"]["seed"]
+    # the rejected reply never enters the conversation
+    assert all("can't assist" not in m["content"] for c in patient_calls[2:] for m in c["messages"])
+    assert row["status"] == "diagnosed" and row["error"] is None
 
 
-def test_unfixable_role_is_a_failed_consultation_not_a_wrong_answer(demo, tmp_path):
+def test_unfixable_role_is_a_failed_consultation_not_a_wrong_answer(demo):
     llm = Script(ScriptedLLM(demo), patient=["I can't help with that, as an AI."])
-    sink = ListSink()
-    r = run_consultation(demo["demo-003"], RoleModels(llm, llm, llm, llm), ConsultationConfig(guard_retries=2), sink)
-    assert r.status == "failed" and r.correct is None and r.diagnosis is None and r.error is None
-    assert len([e for e in sink.events if isinstance(e, ReplyRejected)]) == 3
-    assert [e.problem for e in sink.events if isinstance(e, ConsultationFailed)] == ["refusal"]
+    row, events = consult(demo["demo-003"], roles(llm), cast=CastConfig(guard_retries=2))
+    assert row["status"] == "failed" and row["correct"] is None and row["diagnosis"] is None and row["error"] is None
+    assert len(of(events, "reply_rejected")) == 3
+    assert [e["problem"] for e in of(events, "consultation_failed")] == ["refusal"]
+    assert not of(events, "judge")
     # the same with detectors off (AgentClinic): the refusal goes through as dialogue
-    r2 = run_consultation(demo["demo-003"], RoleModels(llm, llm, llm, llm), ConsultationConfig(guard_retries=None), ListSink())
-    assert r2.status == "diagnosed"
+    row2, _ = consult(demo["demo-003"], roles(llm), cast=CastConfig(guard_retries=None))
+    assert row2["status"] == "diagnosed"
 
 
 def test_failed_consultations_are_counted_apart_in_the_bench(demo, tmp_path):
-    from agents.bench import BenchConfig, run_bench
+    from medsim.bench import BenchOptions, run_bench
+    from medsim.spec import build_spec
 
     llm = Script(ScriptedLLM(demo), patient=["As an AI I cannot do that."])
-    o = run_bench(BenchConfig(cases="demo", out=tmp_path / "r", limit=3, progress=False),
-                  backends={r: llm for r in ("doctor", "patient", "measurement", "judge")})
+    o = run_bench(build_spec(None, {"limit": 3}), BenchOptions(out=tmp_path / "r", progress=False),
+                  backends=roles(llm))
     s = o.summary
     assert s["failed"] == 3 and s["scored"] == 0 and s["errors"] == 0 and s["accuracy"] is None
     assert s["accuracy_all"] == 0.0
@@ -99,44 +102,43 @@ def test_structured_turns_parse_and_fall_back():
 
 
 def test_structured_mode_sends_a_bounded_schema_and_demands_a_diagnosis_last(demo):
-    sink = ListSink()
-    llm = ScriptedLLM(demo)
-    run_consultation(demo["demo-001"], RoleModels(llm, llm, llm, llm), ConsultationConfig(max_turns=4), sink)
-    doctor = [e for e in sink.events if isinstance(e, LLMCall) and e.role == "doctor"]
-    schemas = [json.loads(e.params["response_schema"]) for e in doctor]
+    row, events = consult(demo["demo-001"], roles(ScriptedLLM(demo)), cast=CastConfig(max_turns=4),
+                          rules=ConsultationConfig(max_turns=4))
+    doctor = of(events, "llm_call", role="doctor")
+    schemas = [json.loads(e["params"]["response_schema"]) for e in doctor]
     assert schemas[0]["properties"]["action"]["enum"] == ["ask_patient", "order_test", "diagnose"]
     assert schemas[0]["properties"]["text"]["maxLength"] <= 200
     assert schemas[-1]["properties"]["action"]["enum"] == ["diagnose"]
-    assert all(r.rule == "structured" for r in sink.events if isinstance(r, RouteDecision))
+    assert all(r["rule"] == "structured" for r in of(events, "route"))
 
 
-def test_agentclinic_preset(demo):
-    cfg = ConsultationConfig.agentclinic()
-    assert (cfg.doctor_mode, cfg.prompt_style, cfg.min_gathering, cfg.guard_retries) == ("markers", "agentclinic", 0, None)
-    sink = ListSink()
-    llm = ScriptedLLM(demo)
-    r = run_consultation(demo["demo-001"], RoleModels(llm, llm, llm, llm), cfg, sink)
-    doctor = [e for e in sink.events if isinstance(e, LLMCall) and e.role == "doctor"]
-    assert "DIAGNOSIS READY" in doctor[0].messages[0]["content"] and doctor[0].params["response_schema"] is None
-    assert r.status == "diagnosed"
+def test_agentclinic_protocol(demo):
+    from medsim.assemble import cast_config, consultation_config
+    from medsim.spec import build_spec
+
+    spec = build_spec(None, {"protocol.name": "agentclinic"})
+    cc, rules = cast_config(spec, 0), consultation_config(spec)
+    assert (cc.doctor_mode, cc.prompt_style, rules.min_gathering, cc.guard_retries, cc.measurement_hints) == \
+        ("markers", "agentclinic", 0, None, False)
+    row, events = consult(demo["demo-001"], roles(ScriptedLLM(demo)), cast=cc, rules=rules)
+    doctor = of(events, "llm_call", role="doctor")
+    assert "DIAGNOSIS READY" in doctor[0]["messages"][0]["content"] and doctor[0]["params"]["response_schema"] is None
+    assert row["status"] == "diagnosed"
 
 
 def test_technician_ignoring_matching_records_is_retried_then_falls_back(demo):
-    from agents.events import FallbackReply, TestResult
-
     llm = Script(ScriptedLLM(demo), measurement=["RESULTS: normal readings"])
-    sink = ListSink()
-    r = run_consultation(demo["demo-001"], RoleModels(llm, llm, llm, llm), ConsultationConfig(), sink)
-    rej = [e for e in sink.events if isinstance(e, ReplyRejected) and e.role == "measurement"]
-    assert rej and all(e.problem == "ignored_records" for e in rej)
-    fb = [e for e in sink.events if isinstance(e, FallbackReply)]
-    results = [e for e in sink.events if isinstance(e, TestResult)]
-    assert fb and results[0].result == fb[0].text and results[0].result.startswith("RESULTS: ")
-    assert r.status == "diagnosed"
+    row, events = consult(demo["demo-001"], roles(llm))
+    rej = of(events, "reply_rejected", role="measurement")
+    assert rej and all(e["problem"] == "ignored_records" for e in rej)
+    fb = of(events, "fallback_reply")
+    results = of(events, "test_result")
+    assert fb and results[0]["result"] == fb[0]["text"] and results[0]["result"].startswith("RESULTS: ")
+    assert of(events, "utterance", speaker="measurement")[0]["source"] == "fallback"
+    assert row["status"] == "diagnosed"
     # an order with no matching record: "not available" is fine, nothing rejected
     llm2 = Script(ScriptedLLM(demo), doctor=[json.dumps({"action": "order_test", "text": "Colonoscopy"}),
                                              json.dumps({"action": "diagnose", "text": "Gout"})],
                   measurement=["RESULTS: not available"])
-    sink2 = ListSink()
-    run_consultation(demo["demo-016"], RoleModels(llm2, llm2, llm2, llm2), ConsultationConfig(min_gathering=0), sink2)
-    assert not [e for e in sink2.events if isinstance(e, (ReplyRejected, FallbackReply))]
+    _, events2 = consult(demo["demo-016"], roles(llm2), rules=ConsultationConfig(min_gathering=0))
+    assert not of(events2, "reply_rejected") and not of(events2, "fallback_reply")

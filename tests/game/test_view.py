@@ -8,10 +8,10 @@ import pytest
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ["SDL_AUDIODRIVER"] = "dummy"
 
-from agents.cli import main  # noqa: E402
+from medsim.cli import main  # noqa: E402
 from agents.events import read_events  # noqa: E402
 from game.hospital_map import load_map  # noqa: E402
-from game.shift import default_map_path  # noqa: E402
+from game.resources import default_map_path  # noqa: E402
 
 
 def test_shipped_map_loads_and_every_room_is_reachable():
@@ -75,11 +75,12 @@ def test_headless_screenshot_shows_the_hospital(tmp_path):
 def test_core_never_imports_pygame(tmp_path):
     code = (
         "import sys\n"
-        "from agents.bench import BenchConfig, run_bench\n"
+        "from medsim.bench import BenchOptions, run_bench\n"
+        "from medsim.spec import build_spec\n"
         "from game.hospital_map import load_map\n"
-        "from game.shift import default_map_path\n"
-        "import game.world, game.shift, agents.cli\n"
-        f"run_bench(BenchConfig(cases='demo', out=__import__('pathlib').Path(r'{tmp_path}') / 'r', limit=2, progress=False))\n"
+        "from game.resources import default_map_path\n"
+        "import game.world, medsim.play, medsim.cli, medsim.score\n"
+        f"run_bench(build_spec(None, {{'limit': 2}}), BenchOptions(out=__import__('pathlib').Path(r'{tmp_path}') / 'r', progress=False))\n"
         "load_map(default_map_path())\n"
         "assert 'pygame' not in sys.modules, 'pygame imported by the core'\n"
     )

@@ -5,7 +5,6 @@ from collections import deque
 import pytest
 
 from agents.cases import load_cases
-from agents.consultation import RoleModels
 from agents.events import EventLog, read_events
 from agents.llm.scripted import ScriptedLLM
 from game.geometry import Tile
@@ -14,6 +13,13 @@ from game.pathfinding import NoPath, astar
 from game.orders import OrderRouter
 from game.world import World, WorldConfig
 from tests.game.tmx import small_hospital
+from tests.helpers import cast_builder, roles
+from agents.scorers import DiagnosisScorer
+
+
+def _world(hmap, cases, llm, config, **kw):
+    llms = roles(llm)
+    return World(hmap, cases, cast_builder(llms), [DiagnosisScorer(llms["judge"])], config, **kw)
 
 
 def test_small_map_loads_and_everything_is_reachable(tmp_path):
@@ -90,7 +96,7 @@ def _shift(tmp_path, name, seed=0, patients=6, doctors=2):
     hmap = load_map(small_hospital(tmp_path))
     path = tmp_path / f"{name}.jsonl"
     with EventLog(path) as log:
-        w = World(hmap, cases, RoleModels(llm, llm, llm, llm), WorldConfig(doctors=doctors, patients=patients), log=log)
+        w = _world(hmap, cases, llm, WorldConfig(doctors=doctors, patients=patients), log=log)
         w.reset(seed)
         w.run(dt=0.25, max_sim_s=20000)
     return w, path
@@ -141,7 +147,7 @@ def test_rooms_come_from_the_map_not_the_code(tmp_path):
     llm = ScriptedLLM({c.id: c for c in cases})
     hmap = load_map(p)
     with EventLog(tmp_path / "s.jsonl") as log:
-        w = World(hmap, cases, RoleModels(llm, llm, llm, llm), WorldConfig(doctors=2, patients=4), log=log)
+        w = _world(hmap, cases, llm, WorldConfig(doctors=2, patients=4), log=log)
         w.reset(0)
         w.run(dt=0.25, max_sim_s=20000)
     assert w.consult_rooms == ["consult_1", "consult_7"]
@@ -171,8 +177,8 @@ def test_model_calls_never_block_the_world(tmp_path):
     slow = _Slow(ScriptedLLM({c.id: c for c in cases}), 0.2)
     runner = ThreadRunner(2)
     try:
-        w = World(load_map(small_hospital(tmp_path)), cases, RoleModels(slow, slow, slow, slow),
-                  WorldConfig(doctors=2, patients=2, think_s=0.0), runner=runner)
+        w = _world(load_map(small_hospital(tmp_path)), cases, slow, WorldConfig(doctors=2, patients=2, think_s=0.0),
+                   runner=runner)
         w.reset(0)
         worst, saw_thinking = 0.0, False
         deadline = time.time() + 120
@@ -187,3 +193,35 @@ def test_model_calls_never_block_the_world(tmp_path):
         assert worst < 0.1  # a step never waits for the 0.2 s model call
     finally:
         runner.close()
+
+
+def test_the_shift_summary_is_the_bench_summary(tmp_path):
+    """Failed consultations are counted apart, never as wrong (World.stats counted them
+    as wrong): the world's stats are agents.results.summarise over its rows."""
+    from agents.llm.base import Output
+    from agents.results import summarise
+
+    cases, _ = load_cases("demo")
+    inner = ScriptedLLM({c.id: c for c in cases})
+
+    class RefusingPatient:
+        name = "refusing"
+
+        def generate(self, messages, params, ctx):
+            if ctx.role == "patient" and ctx.case_id == w.cases[w._case_order[0]].id:
+                return Output("As an AI, I cannot answer that.", self.name)
+            return inner.generate(messages, params, ctx)
+    w = _world(load_map(small_hospital(tmp_path)), cases, RefusingPatient(), WorldConfig(doctors=2, patients=3))
+    w.reset(0)
+    w.run(dt=0.25, max_sim_s=20000)
+    s = w.stats()
+    assert s["failed"] == 1 and s["seen"] == 3 and s["scored"] == 2
+    assert s["accuracy"] == summarise(w.finished)["accuracy"] == s["correct"] / 2
+    assert {r["status"] for r in w.finished} >= {"failed"}
+
+
+def test_world_needs_doctors_and_patients(tmp_path):
+    cases, _ = load_cases("demo")
+    with pytest.raises(ValueError, match="at least one doctor"):
+        _world(load_map(small_hospital(tmp_path)), cases, ScriptedLLM({c.id: c for c in cases}),
+               WorldConfig(doctors=0, patients=2))

@@ -1,0 +1,59 @@
+"""The participant interface: what a participant is told -> its turn.
+
+The consultation engine asks participants for turns (PettingZoo's agent selection:
+the engine picks who acts, the participant only acts). LLM, scripted, replayed and
+(later) human participants implement :class:`Participant`; guards, corrective retries
+and technician hints are wrappers around one (see ``agents.participants.wrappers``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from agents.protocol import DoctorAction
+
+__all__ = ["Observation", "Turn", "Participant", "RoleFailure"]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a participant is told on its turn."""
+
+    turn: int
+    text: str  # the message, as the participant reads it
+    final: bool = False  # the doctor's last turn: a diagnosis is required
+    order: str | None = None  # the technician: the examination or test that was ordered
+    records: tuple[tuple[str, str], ...] = ()  # the technician: case records matching the order
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A participant's turn. ``text`` is what it produced (a model's raw reply);
+    ``spoken`` what is said aloud (the doctor's question, order or diagnosis), when it
+    differs; ``action`` the doctor's decision (ask / test / diagnose); ``source`` who
+    produced it: llm | scripted | replay | human | fallback."""
+
+    text: str
+    action: DoctorAction | None = None
+    spoken: str | None = None
+    source: str = "llm"
+
+    @property
+    def said(self) -> str:
+        return (self.spoken if self.spoken is not None else self.text).strip()
+
+
+@runtime_checkable
+class Participant(Protocol):
+    role: str
+
+    def act(self, obs: Observation) -> Turn: ...
+
+
+class RoleFailure(RuntimeError):
+    """A role kept producing unusable replies after its retries: the consultation failed
+    (this is not a wrong diagnosis)."""
+
+    def __init__(self, role: str, problem: str, attempts: int):
+        super().__init__(f"{role} reply still {problem} after {attempts} attempts")
+        self.role, self.problem, self.attempts = role, problem, attempts

@@ -1,0 +1,80 @@
+"""A cast: the participants of one consultation, by role name, built for a case.
+
+:func:`llm_cast` builds LLM participants from per-role models and settings and wraps
+them as the protocol asks (guards, technician hints). A run spec (``medsim.spec``)
+decides the settings; the world and the bench call the same builder.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
+
+from agents.cases.model import Case
+from agents.events import EventSink
+from agents.llm.base import LLM, GenerateParams
+from agents.llm.calls import RetryPolicy
+from agents.participants.base import Participant
+from agents.participants.llm import LLMDoctor, LLMParticipant
+from agents.participants.wrappers import Guarded, Hinted, ignored_records
+from agents.roles import CONSULTATION_ROLES, doctor_system, measurement_system, patient_system, role_defaults
+
+__all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params"]
+
+Cast = Mapping[str, Participant]
+# (case, sink) -> the participants of that case's consultation
+CastBuilder = Callable[[Case, EventSink], Cast]
+
+
+def default_params(role: str, seed: int = 0) -> GenerateParams:
+    d = role_defaults(role)
+    return GenerateParams(temperature=d.temperature, max_tokens=d.max_tokens, stop=d.stop, seed=seed)
+
+
+@dataclass(frozen=True)
+class CastConfig:
+    """How LLM participants are built: the doctor's mode, the prompt style, guards,
+    hints, and per-role generation settings and retry policies."""
+
+    doctor_mode: str = "structured"  # structured | markers
+    prompt_style: str = "medsim"  # medsim | agentclinic
+    # retries of a reply flagged as refusal / role break / loop / echo / empty; None
+    # turns the detectors off (AgentClinic behaviour)
+    guard_retries: int | None = 2
+    measurement_hints: bool = True  # the technician is shown the records matching an order
+    max_turns: int = 20  # told to the doctor
+    params: Mapping[str, GenerateParams] = field(default_factory=dict)
+    retry: Mapping[str, RetryPolicy] = field(default_factory=dict)
+
+    def params_for(self, role: str) -> GenerateParams:
+        return self.params.get(role) or default_params(role)
+
+    def retry_for(self, role: str) -> RetryPolicy:
+        return self.retry.get(role) or RetryPolicy()
+
+    def with_seed(self, seed: int) -> "CastConfig":
+        roles = set(self.params) | set(CONSULTATION_ROLES)
+        return replace(self, params={r: replace(self.params_for(r), seed=seed) for r in roles})
+
+
+def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSink) -> dict[str, Participant]:
+    """Doctor, patient and technician as LLM participants, wrapped per ``cfg``."""
+    style = cfg.prompt_style
+
+    def make(role: str, system: str, cls: type = LLMParticipant, **kw: object) -> LLMParticipant:
+        return cls(role=role, llm=llms[role], system=system, params=cfg.params_for(role), case_id=case.id,
+                   sink=sink, policy=cfg.retry_for(role), **kw)
+
+    doctor = make("doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style), LLMDoctor,
+                  mode=cfg.doctor_mode)
+    patient = make("patient", patient_system(case, style=style))
+    tech = make("measurement", measurement_system(case, style=style, hinted=cfg.measurement_hints))
+    cast: dict[str, Participant] = {"doctor": doctor, "patient": patient, "measurement": tech}
+    if cfg.guard_retries is not None:
+        cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries)
+        cast["patient"] = Guarded(patient, retries=cfg.guard_retries)
+        # one retry for the technician: when it ignores the records, the records
+        # themselves are the recorded fallback (see Hinted)
+        cast["measurement"] = Guarded(tech, retries=min(1, cfg.guard_retries), checks=(ignored_records,))
+    if cfg.measurement_hints:
+        cast["measurement"] = Hinted(cast["measurement"], case, sink)
+    return cast

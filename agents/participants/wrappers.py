@@ -1,0 +1,103 @@
+"""Behaviour added around a participant instead of flags inside the engine.
+
+- :class:`Guarded`: detectors for refusals, role breaks, loops, echoes and empty replies
+  (``agents.guards``); a flagged reply is recorded and the role asked again with a
+  corrective instruction (another seed, a hotter sample), a bounded number of times,
+  after which :class:`RoleFailure` ends the consultation as *failed*.
+- :class:`Hinted`: the technician is shown the case records matching each order; a
+  reply that ignores them is rejected (by :class:`Guarded`), and if it still ignores
+  them the records are reported verbatim (a recorded fallback).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from agents.cases.model import Case
+from agents.events import EventSink, FallbackReply, ReplyRejected
+from agents.findings import match_findings
+from agents.guards import CORRECTIONS, check_reply, normalise_line
+from agents.participants.base import Observation, Participant, RoleFailure, Turn
+from agents.participants.llm import LLMParticipant
+
+__all__ = ["Guarded", "Hinted", "ignored_records", "order_hits"]
+
+Check = Callable[[str, Observation], "str | None"]
+
+
+def ignored_records(reply: str, obs: Observation) -> str | None:
+    """A technician reply that reports none of the records it was shown."""
+    if not obs.records:
+        return None
+    low = normalise_line(reply)
+    return None if any(normalise_line(v)[:24] in low for _, v in obs.records) else "ignored_records"
+
+
+class Guarded:
+    """Wraps an :class:`LLMParticipant`: checks each draft before it is committed."""
+
+    def __init__(self, inner: LLMParticipant, *, retries: int = 2, checks: Sequence[Check] = ()):
+        self.inner, self.retries, self.checks = inner, retries, tuple(checks)
+        self.role = inner.role
+
+    def act(self, obs: Observation) -> Turn:
+        inner = self.inner
+        previous = inner.previous_replies()
+        base = inner.params_for(obs)
+        attempts = 1 + self.retries
+        sent, params = obs.text, base
+        for attempt in range(1, attempts + 1):
+            reply = inner.draft(obs, sent, params)
+            problem = check_reply(self.role, reply, previous, obs.text)
+            for check in self.checks:
+                if problem is None:
+                    problem = check(reply, obs)
+            if problem is None:
+                break
+            inner.sink.emit(ReplyRejected(role=self.role, turn=obs.turn, problem=problem, text=reply, attempt=attempt))
+            if attempt == attempts:
+                raise RoleFailure(self.role, problem, attempts)
+            fix = CORRECTIONS.get(self.role, {}).get(problem, "(Please answer again.)")
+            sent = f"{obs.text}\n{fix}"
+            # another seed and a hotter sample: at low temperature a looping model repeats itself
+            params = replace(base, seed=base.seed + attempt, temperature=max(base.temperature, 0.7))
+        inner.commit(sent, reply)
+        return inner.to_turn(obs, reply)
+
+
+def order_hits(case: Case, test: str) -> list[tuple[str, str]]:
+    """The case records an order matches; an order may name several tests ("CBC, chest
+    X-ray and a CT"), each matched."""
+    parts = [p for p in re.split(r"\s*(?:,|;|\band\b|\+|/)\s*", test) if p.strip()] or [test]
+    hits: list[tuple[str, str]] = []
+    for part in parts:
+        for h in match_findings(case, part):
+            if h not in hits:
+                hits.append(h)
+    return hits
+
+
+class Hinted:
+    """Wraps the technician: each order comes with the records that match it."""
+
+    def __init__(self, inner: Participant, case: Case, sink: EventSink):
+        self.inner, self.case, self.sink = inner, case, sink
+        self.role = inner.role
+
+    def act(self, obs: Observation) -> Turn:
+        test = obs.order if obs.order is not None else obs.text
+        hits = order_hits(self.case, test)
+        if not hits:
+            return self.inner.act(replace(obs, text=f"The doctor orders: {test}\nNo record matches this order."))
+        rec = "\n".join(f"- {path}: {value}" for path, value in hits)
+        told = replace(obs, text=f"The doctor orders: {test}\nRecords that match this order:\n{rec}",
+                       records=tuple(hits))
+        try:
+            return self.inner.act(told)
+        except RoleFailure as e:
+            if e.problem != "ignored_records":
+                raise
+            reply = "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)
+            self.sink.emit(FallbackReply(role=self.role, turn=obs.turn, reason=str(e), text=reply))
+            return Turn(text=reply, source="fallback")

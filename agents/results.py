@@ -1,0 +1,133 @@
+"""Result rows and the summary shared by the bench, the world and re-scoring.
+
+A row is one finished case of a run, keyed by (case, seed, condition), built from the
+case's events only (so ``medsim score`` and replay rebuild the same rows from a log).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from agents.cases.model import Case
+from agents.scorers import Transcript
+from agents.stats import wilson_interval
+
+__all__ = ["row_key", "case_row", "summarise", "read_results", "ResultsError"]
+
+
+class ResultsError(RuntimeError):
+    """A results file that cannot be read (a corrupt row that is not the torn last one)."""
+
+
+def row_key(row: Mapping[str, Any]) -> tuple[str, int, str]:
+    return (row["case_id"], int(row.get("seed", 0)), row.get("condition", "base"))
+
+
+def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, condition: str, events_file: str,
+             wall_s: float) -> dict[str, Any]:
+    """One results row from a case's events (consultation, then scoring)."""
+    t = Transcript.from_events(events, case_id=case.id)
+    status, error = t.status, t.error
+    correct = None
+    judge_method = None
+    for e in events:
+        if e.get("type") == "scored" and e.get("scorer") == "diagnosis":
+            if e["details"].get("error"):
+                status, error = "error", e["details"]["error"]
+            else:
+                correct = e["value"]
+        elif e.get("type") == "judge":
+            judge_method = e["method"]
+    if status in ("error", "failed"):
+        correct = None
+    calls = [e for e in events if e.get("type") == "llm_call"]
+    evals = [c.get("prompt_tokens_evaluated") for c in calls]
+    return {
+        "case_id": case.id, "seed": seed, "condition": condition,
+        "status": status, "diagnosis": t.diagnosis, "truth": case.diagnosis, "correct": correct,
+        "error": error, "failure": t.failure, "turns": t.turns,
+        "tests_requested": list(t.tests_requested), "n_tests": len(t.tests_requested),
+        "judge_method": judge_method, "llm_calls": len(calls),
+        "prompt_tokens": sum(c.get("prompt_tokens") or 0 for c in calls),
+        "prompt_tokens_evaluated": None if any(v is None for v in evals) else sum(evals),
+        "completion_tokens": sum(c.get("completion_tokens") or 0 for c in calls),
+        "model_latency_s": round(sum(c.get("latency_s") or 0.0 for c in calls), 4),
+        "wall_s": round(wall_s, 4),
+        "specialty": case.specialty,
+        "events": events_file,
+    }
+
+
+def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    errors = [r for r in rows if r.get("error")]
+    failed = [r for r in rows if not r.get("error") and r.get("status") == "failed"]
+    scored = [r for r in rows if not r.get("error") and r.get("status") != "failed"]
+    correct = sum(1 for r in scored if r.get("correct"))
+    lo, hi = wilson_interval(correct, len(scored))
+    n = max(1, len(scored))
+    evald = [r["prompt_tokens_evaluated"] for r in rows if r.get("prompt_tokens_evaluated") is not None]
+    return {
+        "cases": len(rows),
+        "scored": len(scored),
+        "correct": correct,
+        "accuracy": (correct / len(scored)) if scored else None,
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "errors": len(errors),
+        "error_cases": {_label(r): r["error"] for r in errors},
+        # consultations a role kept breaking (refusals, role breaks, loops): not scored
+        "failed": len(failed),
+        "failed_cases": {_label(r): r.get("failure") for r in failed},
+        # strict accuracy: failed consultations counted as wrong
+        "accuracy_all": (correct / (len(scored) + len(failed))) if (scored or failed) else None,
+        "no_diagnosis": sum(1 for r in scored if r.get("status") == "no_diagnosis"),
+        "mean_turns": round(sum(r.get("turns", 0) for r in scored) / n, 3),
+        "mean_tests": round(sum(r.get("n_tests", 0) for r in scored) / n, 3),
+        "prompt_tokens": sum(r.get("prompt_tokens") or 0 for r in rows),
+        "prompt_tokens_evaluated": sum(evald) if len(evald) == len(rows) else None,
+        "completion_tokens": sum(r.get("completion_tokens") or 0 for r in rows),
+        "wall_s": round(sum(r.get("wall_s") or 0.0 for r in rows), 3),
+    }
+
+
+def _label(r: Mapping[str, Any]) -> str:
+    seed, cond = r.get("seed", 0), r.get("condition", "base")
+    extra = "" if (seed, cond) == (0, "base") else f" (seed {seed}, {cond})"
+    return f"{r['case_id']}{extra}"
+
+
+def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Accuracy (Wilson 95% interval) over scored cases; errors and failed
+    consultations counted apart, never as wrong answers. With several conditions or
+    seeds, a block per condition follows."""
+    rows = list(rows)
+    out = _block(rows)
+    conditions = sorted({r.get("condition", "base") for r in rows})
+    seeds = sorted({int(r.get("seed", 0)) for r in rows})
+    out["seeds"] = seeds
+    if len(conditions) > 1:
+        out["conditions"] = {c: _block([r for r in rows if r.get("condition", "base") == c]) for c in conditions}
+    return out
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Rows of a results.jsonl; a torn last line (a kill mid-write) is dropped."""
+    rows: list[dict[str, Any]] = []
+    if not path.is_file():
+        return rows
+    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or "case_id" not in row:
+                raise ValueError("not a results row")
+            rows.append(row)
+        except ValueError:
+            if i == len(lines) - 1:
+                continue
+            raise ResultsError(f"{path}:{i + 1}: corrupt results row") from None
+    return rows

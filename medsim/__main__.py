@@ -1,0 +1,5 @@
+import sys
+
+from medsim.cli import main
+
+sys.exit(main())

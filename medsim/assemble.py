@@ -1,0 +1,152 @@
+"""Run assembly: a :class:`~medsim.spec.RunSpec` -> backends, participants, scorers.
+
+Everything that runs consultations (bench, consult, play, replay, score, the benchmark
+scripts) builds them here from a spec and nothing else, so a run is exactly what its
+spec (stored in every log header) says.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from agents.cases.model import Case
+from agents.consultation import ConsultationConfig
+from agents.events import EventSink
+from agents.llm.base import LLM, GenerateParams, LLMError
+from agents.llm.calls import RetryPolicy
+from agents.llm.llamacpp import LlamaPool
+from agents.llm.spec import BackendSpecError, build_backend, describe_spec
+from agents.participants import CastConfig, Participant, llm_cast
+from agents.roles import role_defaults
+from agents.scorers import DiagnosisScorer, Scorer
+from medsim.spec import RoleSpec, RunSpec
+
+__all__ = ["AssemblyError", "Backends", "RunPlan", "plan_for", "cast_config", "consultation_config",
+           "role_params", "preflight", "preflight_roles", "describe_roles"]
+
+
+class AssemblyError(RuntimeError):
+    """The run cannot be assembled (a missing model file, a dead server): nothing ran."""
+
+
+def role_params(role: str, rs: RoleSpec, seed: int) -> GenerateParams:
+    return GenerateParams(temperature=rs.temperature, max_tokens=rs.max_tokens, stop=role_defaults(role).stop,
+                          seed=seed, timeout_s=rs.timeout_s)
+
+
+def consultation_config(spec: RunSpec) -> ConsultationConfig:
+    return ConsultationConfig(max_turns=spec.protocol.max_turns, min_gathering=spec.protocol.min_gathering)
+
+
+def cast_config(spec: RunSpec, seed: int) -> CastConfig:
+    p = spec.protocol
+    return CastConfig(
+        doctor_mode=p.doctor_mode, prompt_style=p.prompt_style,
+        guard_retries=p.guard_retries if p.guards else None, measurement_hints=p.measurement_hints,
+        max_turns=p.max_turns,
+        params={r: role_params(r, rs, seed) for r, rs in spec.roles.items()},
+        retry={r: RetryPolicy(retries=rs.retries, backoff_s=rs.backoff_s) for r, rs in spec.roles.items()},
+    )
+
+
+def describe_roles(spec: RunSpec) -> dict[str, str]:
+    return {r: describe_spec(rs.backend, rs.model) for r, rs in spec.roles.items()}
+
+
+class Backends:
+    """One backend per distinct (backend, model) across the spec's roles and conditions
+    (the scripted fake also per seed); built, and so checked, when asked for.
+    ``override``: backends by role name that replace the spec's (tests inject fakes;
+    replay injects the recorded outputs)."""
+
+    def __init__(self, cases: Mapping[str, Case], pool: LlamaPool, *, override: Mapping[str, LLM] | None = None):
+        self.cases, self.pool = dict(cases), pool
+        self.override = dict(override or {})
+        self._built: dict[tuple[str, str | None, int], LLM] = {}
+
+    def get(self, role: str, rs: RoleSpec, seed: int) -> LLM:
+        if role in self.override:
+            return self.override[role]
+        key = (rs.backend, rs.model, seed if rs.backend == "scripted" else 0)
+        if key not in self._built:
+            if rs.backend.startswith("gguf:"):
+                path = Path(rs.backend[len("gguf:"):]).expanduser()
+                if not path.is_file():
+                    raise AssemblyError(f"roles.{role}.backend: GGUF model file not found: {path}")
+            try:
+                self._built[key] = build_backend(rs.backend, model=rs.model, cases=self.cases, seed=seed,
+                                                 pool=self.pool)
+            except BackendSpecError as e:
+                raise AssemblyError(f"roles.{role}.backend: {e}") from None
+        return self._built[key]
+
+    def check(self, spec: RunSpec) -> None:
+        """Build every backend the spec names (missing model files and uninstalled
+        models are found here, before anything is written)."""
+        for name in spec.condition_names():
+            s = spec.for_condition(name)
+            for role, rs in s.roles.items():
+                self.get(role, rs, spec.seeds[0])
+
+
+def preflight_roles(roles: Mapping[str, RoleSpec]) -> None:
+    """Ask each server the roles name, once, whether it is there and serves the model;
+    fail fast naming the role, the URL and the reason."""
+    from agents.llm.openai_compat import check_server
+
+    seen: set[tuple[str, str | None]] = set()
+    for role, rs in roles.items():
+        if not rs.backend.startswith("openai:") or (rs.backend, rs.model) in seen:
+            continue
+        seen.add((rs.backend, rs.model))
+        try:
+            check_server(rs.backend[len("openai:"):], rs.model or "", timeout_s=min(10.0, rs.timeout_s))
+        except LLMError as e:
+            raise AssemblyError(f"roles.{role}: the server check failed before the run: {e}") from None
+
+
+def preflight(spec: RunSpec, *, skip_roles: Sequence[str] = ()) -> None:
+    """:func:`preflight_roles` for every role of every condition of ``spec`` (but
+    ``skip_roles``, whose backends a caller replaced)."""
+    for name in spec.condition_names():
+        preflight_roles({r: rs for r, rs in spec.for_condition(name).roles.items() if r not in skip_roles})
+
+
+@dataclass
+class RunPlan:
+    """One (condition, seed) of a spec, assembled: what a consultation of that cell
+    needs."""
+
+    spec: RunSpec  # the condition's view (its protocol and roles)
+    condition: str
+    seed: int
+    llms: dict[str, LLM]
+    header_spec: dict  # the whole spec (every condition) as stored in each log header
+    consultation: ConsultationConfig = field(init=False)
+    cast_cfg: CastConfig = field(init=False)
+    scorers: list[Scorer] = field(init=False)
+    models: dict[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.consultation = consultation_config(self.spec)
+        self.cast_cfg = cast_config(self.spec, self.seed)
+        judge = self.spec.role("judge")
+        self.scorers = [DiagnosisScorer(self.llms["judge"], role_params("judge", judge, self.seed),
+                                        RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))]
+        self.models = describe_roles(self.spec)
+        for role, llm in self.llms.items():
+            if getattr(llm, "name", "").startswith("replay"):
+                self.models[role] = f"replay of {self.models.get(role, '?')}"
+
+    def cast(self, case: Case, sink: EventSink) -> dict[str, Participant]:
+        return llm_cast(case, self.llms, self.cast_cfg, sink)
+
+
+def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends) -> RunPlan:
+    s = spec.for_condition(condition)
+    llms = {role: backends.get(role, rs, seed) for role, rs in s.roles.items()}
+    return RunPlan(s, condition, seed, llms, spec.to_dict())
+
+
+CastFactory = Callable[[Case, EventSink], Mapping[str, Participant]]

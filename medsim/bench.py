@@ -1,0 +1,283 @@
+"""``medsim bench``: headless batch over a case set, a grid of conditions and seeds.
+
+Writes under OUT: ``events/<slug>-<hash>.jsonl`` per (case, seed, condition) (header with
+the whole run spec, then every event), ``results.jsonl`` (one row per finished cell,
+flushed as it finishes), ``summary.json``, ``report.md`` and ``run.json`` (the spec,
+checked on ``--resume``). Nothing is written before the spec, the cases, the models and
+the servers have been checked.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from agents.cases.model import Case, CaseRecordError
+from agents.cases.registry import load_cases
+from agents.consultation import Consultation
+from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, Header, Scored
+from agents.llm.base import LLM
+from agents.llm.llamacpp import LlamaPool
+from agents.llm.spec import is_in_process
+from agents.names import event_file_name
+from agents.provenance import git_revision, package_versions
+from agents.results import case_row, read_results, row_key, summarise
+from agents.scorers import Transcript, score_case
+from medsim.assemble import Backends, RunPlan, plan_for, preflight
+from medsim.spec import RunSpec
+
+__all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_case", "write_report", "prepare_out"]
+
+
+class BenchError(RuntimeError):
+    """A problem with the run itself (bad output dir, resume mismatch); nothing ran."""
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    out: Path
+    resume: bool = False
+    retry_errors: bool = False  # with resume: run errored cells again
+    progress: bool = True
+    fsync: bool = False  # survive a power cut, not only a kill (~1.5 ms a case)
+    command: Sequence[str] = field(default_factory=tuple)  # the command line, for run.json
+
+
+@dataclass(frozen=True)
+class BenchOutcome:
+    summary: dict[str, Any]
+    out: Path
+    invalid_records: list[CaseRecordError]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.summary["errors"] else 0
+
+
+# -- one case ---------------------------------------------------------------------------
+def run_case(plan: RunPlan, case: Case, path: Path, *, events_file: str) -> dict[str, Any]:
+    """Consultation, scoring and the result row of one (case, seed, condition); every
+    event goes to ``path``. A bug in one case is recorded as that case's error."""
+    t0 = time.perf_counter()
+    events: list[dict[str, Any]] = []
+    with EventLog(path, keep=events) as log:
+        log.emit(Header(case_id=case.id, case_source=case.source, seed=plan.seed, condition=plan.condition,
+                        spec=plan.header_spec, models=plan.models, git_revision=git_revision(),
+                        packages=package_versions()))
+        try:
+            consultation = Consultation(case, plan.cast(case, log), plan.consultation, log)
+        except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
+            log.emit(CaseError(turn=0, error=f"internal error: {type(e).__name__}: {e}"))
+            log.emit(ConsultationEnded(status="error", turns=0, diagnosis=None, tests_requested=[],
+                                       error=f"internal error: {type(e).__name__}: {e}", failure=None))
+        else:
+            try:
+                consultation.start()
+                while not consultation.done:
+                    consultation.step()
+            except Exception as e:  # noqa: BLE001 - a bug in one case must not lose the run; recorded
+                consultation.fail(f"internal error: {type(e).__name__}: {e}")
+            consultation.finish()
+        try:
+            score_case(case, Transcript.from_events(events, case_id=case.id), plan.scorers, log)
+        except Exception as e:  # noqa: BLE001 - recorded as the case's error
+            log.emit(Scored(scorer="diagnosis", value=None,
+                            details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+        row = case_row(case, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
+                       wall_s=time.perf_counter() - t0)
+        log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row["diagnosis"],
+                              correct=row["correct"]))
+    return row
+
+
+# -- the output directory --------------------------------------------------------------
+def _diff(a: Any, b: Any, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            out += _diff(a.get(k), b.get(k), f"{path}.{k}" if path else str(k))
+        return out
+    return [] if a == b else [f"{path or 'spec'}: {json.dumps(a)} here, {json.dumps(b)} in the run"]
+
+
+def prepare_out(spec: RunSpec, opts: BenchOptions) -> list[dict[str, Any]]:
+    """Check the output directory, create it and write run.json; return the rows to
+    keep (on resume). Raises :class:`BenchError` with a plain message."""
+    out = opts.out
+    if out.exists() and not out.is_dir():
+        raise BenchError(f"--out {out}: exists and is not a directory")
+    run_file, results_file = out / "run.json", out / "results.jsonl"
+    try:
+        existing = read_results(results_file)
+    except Exception as e:  # noqa: BLE001 - ResultsError or an unreadable file: say which
+        raise BenchError(f"{results_file}: cannot be read ({e})") from None
+    if opts.resume:
+        if run_file.is_file():
+            try:
+                prev = json.loads(run_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise BenchError(f"{run_file}: unreadable ({e}); cannot check that --resume continues the same run") from None
+            diffs = _diff(spec.identity(), prev.get("identity"))
+            if diffs:
+                raise BenchError(f"{out}: --resume with settings that differ from the run there:\n  "
+                                 + "\n  ".join(diffs[:12]) + ("\n  ..." if len(diffs) > 12 else ""))
+    elif existing or run_file.is_file():
+        raise BenchError(f"{out} already holds a run; pass --resume to finish it or choose another --out")
+    try:
+        (out / "events").mkdir(parents=True, exist_ok=True)
+        tmp = run_file.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"identity": spec.identity(), "spec": spec.to_dict(),
+                                   "command": list(opts.command), "git_revision": git_revision()},
+                                  indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, run_file)
+    except OSError as e:
+        raise BenchError(f"--out {out}: cannot write the run there ({e.strerror or e})") from None
+    if opts.retry_errors:
+        existing = [r for r in existing if not r.get("error")]
+    return existing
+
+
+class _Results:
+    """Appends rows to results.jsonl, one flushed line per finished cell. A flushed
+    line survives the process being killed; ``fsync`` also survives a power cut. The
+    rows kept on resume are rewritten atomically (a temp file renamed over it)."""
+
+    def __init__(self, path: Path, keep: list[dict[str, Any]], fsync: bool = False):
+        self.path, self.fsync = path, fsync
+        self.lock = threading.Lock()
+        tmp = path.with_suffix(".jsonl.tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for r in keep:
+                fh.write(_row_line(r))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        self.fh = path.open("a", encoding="utf-8")
+
+    def append(self, row: dict[str, Any]) -> None:
+        with self.lock:
+            self.fh.write(_row_line(row))
+            self.fh.flush()
+            if self.fsync:
+                os.fsync(self.fh.fileno())
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def _row_line(row: Mapping[str, Any]) -> str:
+    # ensure_ascii: a U+2028 or U+0085 in model text can never split a row
+    return json.dumps(row, ensure_ascii=True, sort_keys=True) + "\n"
+
+
+# -- the run -----------------------------------------------------------------------------
+def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] | None = None,
+              pool: LlamaPool | None = None, on_row: Callable[[dict[str, Any]], None] | None = None) -> BenchOutcome:
+    """Run (or resume) a benchmark. ``backends``: models by role name that replace the
+    spec's (tests inject fakes)."""
+    cases, invalid = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
+    if spec.limit is not None:
+        cases = cases[: spec.limit]
+    own_pool = pool is None
+    pool = pool or LlamaPool()
+    try:
+        built = Backends({c.id: c for c in cases}, pool, override=backends)
+        built.check(spec)
+        if spec.preflight:
+            preflight(spec, skip_roles=list(backends or ()))
+        keep = prepare_out(spec, opts)
+        done = {row_key(r) for r in keep}
+        plans: dict[tuple[str, int], RunPlan] = {}
+        for cond in spec.condition_names():
+            for seed in spec.seeds:
+                plans[(cond, seed)] = plan_for(spec, cond, seed, built)
+        todo = [(plans[(cond, seed)], c) for cond in spec.condition_names() for seed in spec.seeds for c in cases
+                if (c.id, seed, cond) not in done]
+        total = len(cases) * len(plans)
+        if spec.workers > 1 and all(is_in_process(rs.backend) for rs in spec.all_roles()):
+            print("note: all roles run in process; their model calls are serialised, so "
+                  "--workers > 1 gains little", file=sys.stderr)
+        results = _Results(opts.out / "results.jsonl", keep, fsync=opts.fsync)
+        bar = None
+        if opts.progress and todo:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, initial=len(keep), unit="case", file=sys.stderr, dynamic_ncols=True)
+        rows = list(keep)
+        try:
+            with ThreadPoolExecutor(max_workers=spec.workers) as ex:
+                futs = {}
+                for plan, c in todo:
+                    name = event_file_name(c.id, plan.seed, plan.condition)
+                    futs[ex.submit(run_case, plan, c, opts.out / "events" / name, events_file=f"events/{name}")] = c
+                for fut in as_completed(futs):
+                    row = fut.result()
+                    results.append(row)
+                    rows.append(row)
+                    if on_row:
+                        on_row(row)
+                    if bar is not None:
+                        s = summarise(rows)
+                        acc = "n/a" if s["accuracy"] is None else f"{s['accuracy']:.0%}"
+                        bar.set_postfix(acc=acc, errors=s["errors"], refresh=False)
+                        bar.update(1)
+        finally:
+            results.close()
+            if bar is not None:
+                bar.close()
+        order = {(c.id, seed, cond): i for i, (cond, seed, c) in
+                 enumerate((cond, seed, c) for cond in spec.condition_names() for seed in spec.seeds for c in cases)}
+        rows.sort(key=lambda r: order.get(row_key(r), len(order)))
+        summary = summarise(rows)
+        summary["invalid_records_skipped"] = len(invalid)
+        (opts.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        first = next(iter(plans.values()))
+        write_report(opts.out, spec, summary, rows, first.models)
+        return BenchOutcome(summary, opts.out, invalid)
+    finally:
+        if own_pool:
+            pool.close()
+
+
+def _fmt_acc(s: Mapping[str, Any]) -> str:
+    if s["accuracy"] is None:
+        return "n/a"
+    return f"{s['accuracy']:.1%} (95% CI {s['ci95'][0]:.1%}-{s['ci95'][1]:.1%})"
+
+
+def write_report(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                 models: Mapping[str, str], title: str | None = None) -> None:
+    cell = lambda v: str(v).replace("|", "/").replace("\n", " ") if v is not None else "-"  # noqa: E731
+    p = spec.protocol
+    md = [f"# {title or 'medsim bench: ' + spec.cases}", "",
+          f"- git revision: `{git_revision()}`",
+          f"- seeds: {', '.join(map(str, spec.seeds))}; protocol {p.name} (doctor {p.doctor_mode}, "
+          f"min gathering {p.min_gathering}, guards {'on' if p.guards else 'off'}), max turns {p.max_turns}",
+          "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()), "",
+          "## Summary", "",
+          f"- cases: {summary['cases']} (scored {summary['scored']}, failed {summary['failed']}, errors {summary['errors']})",
+          f"- accuracy: {summary['correct']}/{summary['scored']} = {_fmt_acc(summary)}",
+          f"- no diagnosis given: {summary['no_diagnosis']}",
+          f"- mean turns: {summary['mean_turns']}, mean tests requested: {summary['mean_tests']}",
+          f"- tokens: prompt sent {summary['prompt_tokens']}, prompt evaluated "
+          f"{summary['prompt_tokens_evaluated']}, completion {summary['completion_tokens']}"]
+    if summary.get("conditions"):
+        md += ["", "## Conditions", "", "| condition | cases | scored | correct | accuracy | failed | errors |",
+               "|---|---|---|---|---|---|---|"]
+        for name, s in summary["conditions"].items():
+            md.append(f"| {cell(name)} | {s['cases']} | {s['scored']} | {s['correct']} | {_fmt_acc(s)} | "
+                      f"{s['failed']} | {s['errors']} |")
+    md += ["", "## Cases", "", "| case | seed | condition | status | correct | diagnosis | truth | turns | tests |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {cell(r['case_id'])} | {r.get('seed', 0)} | {cell(r.get('condition', 'base'))} | {r['status']} | "
+                  f"{cell(r['correct'])} | {cell(r['diagnosis'])} | {cell(r['truth'])} | {r['turns']} | {r['n_tests']} |")
+    if summary["errors"]:
+        md += ["", "## Errors", ""] + [f"- `{cell(k)}`: {cell(v)}" for k, v in summary["error_cases"].items()]
+    (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")

@@ -1,0 +1,425 @@
+"""The ``medsim`` command. Every subcommand that runs consultations builds one run spec
+(``--config run.toml`` with flags overriding it; ``medsim config --show`` prints it) and
+assembles the run from it."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from agents.roles import ROLE_DEFAULTS, SPEAKER_LABELS
+
+__all__ = ["main", "build_parser", "spec_from_args"]
+
+ROLE_FLAGS = tuple(ROLE_DEFAULTS)  # --doctor-llm, --judge-model, ... (one per registered role)
+
+
+# -- the run-spec flags -------------------------------------------------------------------
+def _seeds(text: str) -> list[int]:
+    try:
+        out = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 0,1,2, got {text!r}") from None
+    if not out:
+        raise argparse.ArgumentTypeError("expected at least one seed")
+    return out
+
+
+def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool = True, world: bool = False) -> None:
+    p.set_defaults(default_llm=default_llm)
+    p.add_argument("--config", type=Path, default=None, help="run spec TOML file; flags override it")
+    g = p.add_argument_group("cases")
+    g.add_argument("--cases", default=None, help="registered case set (demo) or a JSONL path (default: demo)")
+    g.add_argument("--limit", type=int, default=None, help="the first N cases only")
+    g.add_argument("--skip-invalid", action="store_true", default=None,
+                   help="run the valid records of a case set that has invalid ones")
+    g.add_argument("--seed", type=int, default=None, help="the run's seed (default 0)")
+    if grid:
+        g.add_argument("--seeds", type=_seeds, default=None, help="several seeds, e.g. 0,1,2: each case runs once per seed")
+        g.add_argument("--workers", type=int, default=None, help="cases run at once (default 1)")
+    m = p.add_argument_group("models")
+    m.add_argument("--llm", default=None,
+                   help=f"backend of every role that does not name its own: scripted | local | smollm2 | gguf:PATH | "
+                        f"openai:BASE_URL (default: {default_llm})")
+    m.add_argument("--model", default=None, help="model name of every openai: role that does not name its own")
+    for r in ROLE_FLAGS:
+        m.add_argument(f"--{r}-llm", default=None, help=f"backend of the {r} role")
+        m.add_argument(f"--{r}-model", default=None, help=f"model name of the {r} role (openai: backends)")
+    m.add_argument("--timeout", type=float, default=None, help="whole-call timeout of every role, seconds (default 120)")
+    m.add_argument("--retries", type=int, default=None, help="retries per model call on transient errors (default 3)")
+    m.add_argument("--backoff", type=float, default=None, help="first retry wait in seconds, doubling (default 1)")
+    m.add_argument("--no-preflight", action="store_true", default=None,
+                   help="do not check each server once before the run starts")
+    c = p.add_argument_group("protocol")
+    c.add_argument("--protocol", default=None, choices=("medsim", "agentclinic"),
+                   help="agentclinic: AgentClinic's marker protocol and prompt style, no minimum gathering, no detectors")
+    c.add_argument("--doctor-mode", default=None, choices=("structured", "markers", "auto"),
+                   help="structured (JSON actions, grammar-constrained) or markers; auto: structured, markers for openai: doctors")
+    c.add_argument("--min-gathering", type=int, default=None,
+                   help="questions/tests required before a diagnosis is accepted (0: AgentClinic's rule; default 3)")
+    c.add_argument("--no-guards", action="store_true", default=None, help="turn off the refusal / role-break / loop detectors")
+    c.add_argument("--max-turns", type=int, default=None, help="turn limit (default 20)")
+    if world:
+        w = p.add_argument_group("world")
+        w.add_argument("--doctors", type=int, default=None, help="doctors on shift (default 2)")
+        w.add_argument("--patients", type=int, default=None, help="patients in the shift (default 6)")
+        w.add_argument("--map", default=None, help="Tiled .tmx map (default maps/hospital.tmx)")
+
+
+def _overrides(args: argparse.Namespace, roles: Sequence[str]) -> dict[str, Any]:
+    a = vars(args)
+    o: dict[str, Any] = {"cases": a.get("cases"), "limit": a.get("limit"), "seed": a.get("seed"),
+                         "seeds": a.get("seeds"), "workers": a.get("workers"), "llm": a.get("llm"),
+                         "model": a.get("model"), "protocol.name": a.get("protocol"),
+                         "protocol.doctor_mode": a.get("doctor_mode"), "protocol.min_gathering": a.get("min_gathering"),
+                         "protocol.max_turns": a.get("max_turns"), "world.doctors": a.get("doctors"),
+                         "world.patients": a.get("patients"), "world.map": a.get("map")}
+    if a.get("skip_invalid"):
+        o["skip_invalid"] = True
+    if a.get("no_preflight"):
+        o["preflight"] = False
+    if a.get("no_guards"):
+        o["protocol.guards"] = False
+    for r in ROLE_FLAGS:
+        o[f"roles.{r}.backend"] = a.get(f"{r}_llm")
+        o[f"roles.{r}.model"] = a.get(f"{r}_model")
+    for flag, key in (("timeout", "timeout_s"), ("retries", "retries"), ("backoff", "backoff_s")):
+        if a.get(flag) is not None:
+            for r in roles:
+                o[f"roles.{r}.{key}"] = a[flag]
+    return {k: v for k, v in o.items() if v is not None}
+
+
+def spec_from_args(args: argparse.Namespace):  # -> RunSpec
+    """The run spec of a command line: the TOML file (if any), then the flags."""
+    from medsim.spec import build_spec, load_toml
+
+    raw = load_toml(args.config) if args.config is not None else {}
+    file_roles = list((raw.get("roles") or {}) if isinstance(raw.get("roles"), dict) else {})
+    roles = list(ROLE_FLAGS) + [r for r in file_roles if r not in ROLE_FLAGS]
+    spec = build_spec(args.config, _overrides(args, roles), default_llm=args.default_llm)
+    # a role left on the command's default because only some roles were named: say so
+    named = [r for r in ROLE_FLAGS if getattr(args, f"{r}_llm", None)]
+    if named and not args.llm and "llm" not in raw:
+        left = [r for r in ROLE_FLAGS if r not in named and r not in file_roles]
+        if left:
+            what = ("the scripted backend, an oracle that plays from the case and its answer key"
+                    if args.default_llm == "scripted" else f"the default backend '{args.default_llm}'")
+            print(f"note: {', '.join(left)} use {what}; pass --llm SPEC (or --{left[0]}-llm ...) to set them",
+                  file=sys.stderr)
+    return spec
+
+
+# -- the parser -------------------------------------------------------------------------
+def _add_view_args(p: argparse.ArgumentParser, speed: int) -> None:
+    v = p.add_argument_group("view")
+    v.add_argument("--speed", type=int, default=speed, choices=(1, 2, 4, 8))
+    v.add_argument("--headless", action="store_true", help="no window (SDL dummy driver)")
+    v.add_argument("--frames", type=int, default=None, help="stop after N frames")
+    v.add_argument("--screenshot", type=Path, default=None, help="save the last frame as PNG")
+    v.add_argument("--fixed-dt", type=float, default=None, help="real seconds per frame (default: measured)")
+    v.add_argument("--zoom", type=float, default=None, help="0.5, 0.75, 1, 1.5 or 2")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="medsim", description="Simulate and evaluate AI doctors.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("bench", help="run a headless benchmark over a case set")
+    _add_spec_args(b, "scripted")
+    b.add_argument("--out", type=Path, default=None, help="output directory (default runs/<cases>-<llm>-s<seed>)")
+    b.add_argument("--resume", action="store_true", help="finish an interrupted run in --out")
+    b.add_argument("--retry-errors", action="store_true", help="with --resume: run errored cases again")
+    b.add_argument("--no-progress", action="store_true")
+
+    c = sub.add_parser("consult", help="run one consultation and print it live")
+    _add_spec_args(c, "local", grid=False)
+    c.add_argument("--case", default=None, help="case id (default: the first case)")
+    c.add_argument("--log", type=Path, default=None, help="also write the event log here")
+
+    pl = sub.add_parser("play", help="open the hospital: several consultations at once, live")
+    _add_spec_args(pl, "local", grid=False, world=True)
+    pl.add_argument("--log", type=Path, default=None, help="shift event log (default runs/shift-s<seed>.jsonl)")
+    pl.add_argument("--follow", default=None, help="select and follow an agent, e.g. doctor-1")
+    _add_view_args(pl, 2)
+
+    rp = sub.add_parser("replay", help="play a benchmarked case (or a whole run) in the hospital")
+    rp.add_argument("run_dir", type=Path)
+    rp.add_argument("case_id", nargs="?", default=None)
+    rp.add_argument("--seed", type=int, default=None, help="which seed of a multi-seed run (default: the first)")
+    rp.add_argument("--condition", default=None, help="which condition of a grid (default: base or the first)")
+    rp.add_argument("--map", type=Path, default=None)
+    _add_view_args(rp, 4)
+
+    v = sub.add_parser("cases", help="validate a case set and list its cases")
+    v.add_argument("spec", help="registered name or JSONL path")
+
+    s = sub.add_parser("score", help="re-score a finished run from its logs (e.g. with another judge)")
+    s.add_argument("run_dir", type=Path)
+    s.add_argument("--judge-llm", required=True, help="the judge's backend (scripted | local | gguf:PATH | openai:URL)")
+    s.add_argument("--judge-model", default=None, help="the judge's model name (openai: backends)")
+    s.add_argument("--timeout", type=float, default=None, help="whole-call timeout, seconds")
+    s.add_argument("--retries", type=int, default=None)
+    s.add_argument("--label", default=None, help="name of the scores folder (default: from the judge)")
+
+    j = sub.add_parser("judge", help="judge diagnoses against answer keys (one pair, or a labelled JSONL set)")
+    j.add_argument("--truth", default=None, help="the answer key")
+    j.add_argument("--diagnosis", default=None, help="the diagnosis to judge")
+    j.add_argument("--pairs", default=None,
+                   help="JSONL of {truth, diagnosis, optional label}; 'shipped' for medsim's own labelled set")
+    j.add_argument("--judge-llm", default=None, help="model judge backend (default: the pre-check alone)")
+    j.add_argument("--judge-model", default=None)
+    j.add_argument("--timeout", type=float, default=None)
+    j.add_argument("--show", choices=("all", "errors", "none"), default="errors",
+                   help="with --pairs: which pairs to list (default: the ones the judge gets wrong)")
+
+    cf = sub.add_parser("config", help="print the resolved run spec (TOML) for a config file and flags")
+    cf.add_argument("--show", action="store_true", help="print the resolved spec (the default action)")
+    _add_spec_args(cf, "scripted", world=True)
+    return p
+
+
+# -- commands -----------------------------------------------------------------------------
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from medsim.bench import BenchOptions, run_bench
+    from agents.names import slug
+
+    spec = spec_from_args(args)
+    doc = spec.roles["doctor"].backend
+    out = args.out or Path("runs") / f"{slug(Path(spec.cases).stem)}-{slug(doc)}-s{spec.seeds[0]}"
+    outcome = run_bench(spec, BenchOptions(out=out, resume=args.resume, retry_errors=args.retry_errors,
+                                           progress=not args.no_progress, command=["medsim", *sys.argv[1:]]))
+    s = outcome.summary
+    for e in outcome.invalid_records:
+        print(f"skipped invalid record: {e}", file=sys.stderr)
+    print(f"{s['cases']} cases: {s['correct']}/{s['scored']} correct, accuracy {_acc(s)}, "
+          f"{s['failed']} failed, {s['errors']} errors -> {outcome.out}")
+    for name, cs in (s.get("conditions") or {}).items():
+        print(f"  {name}: {cs['correct']}/{cs['scored']} correct, accuracy {_acc(cs)}, {cs['errors']} errors")
+    return outcome.exit_code
+
+
+def _acc(s: dict[str, Any]) -> str:
+    return "n/a" if s["accuracy"] is None else f"{s['accuracy']:.1%} [{s['ci95'][0]:.1%}, {s['ci95'][1]:.1%}]"
+
+
+class _LivePrinter:
+    """Prints a consultation as it happens."""
+
+    def emit(self, event: Any, **_: Any) -> None:
+        from agents.events import (ConsultationFailed, JudgeDecision, LLMRetry, PrematureDiagnosis, ReplyRejected,
+                                   RouteDecision, TurnLimitReached, Utterance)
+
+        if isinstance(event, Utterance):
+            who = SPEAKER_LABELS.get(event.speaker, event.speaker)
+            print(f"[{event.turn:>2}] {who}: {event.text}", flush=True)
+        elif isinstance(event, RouteDecision) and event.note:
+            print(f"     ({event.rule}: {event.note})", flush=True)
+        elif isinstance(event, LLMRetry):
+            print(f"     (retry {event.attempt} for {event.role}: {event.error})", flush=True)
+        elif isinstance(event, ReplyRejected):
+            print(f"     ({event.role} reply rejected as {event.problem}, attempt {event.attempt}: {event.text[:80]!r})", flush=True)
+        elif isinstance(event, ConsultationFailed):
+            print(f"     (consultation failed: {event.reason})", flush=True)
+        elif isinstance(event, PrematureDiagnosis):
+            print(f"     (premature diagnosis after {event.gathered} of {event.required} questions/tests: "
+                  "the doctor is told to go on)", flush=True)
+        elif isinstance(event, TurnLimitReached):
+            print(f"     (turn limit {event.max_turns} reached)", flush=True)
+        elif isinstance(event, JudgeDecision):
+            verdict = "CORRECT" if event.correct else "WRONG"
+            print(f"\nDiagnosis: {event.diagnosis!s}\nCorrect:   {event.truth}\nJudge ({event.method}): {verdict} - "
+                  f"{event.rationale}", flush=True)
+
+
+def _cmd_consult(args: argparse.Namespace) -> int:
+    from agents.cases.registry import load_cases
+    from agents.consultation import run_consultation
+    from agents.events import DictSink, EventLog, Header, TeeSink
+    from agents.llm.llamacpp import LlamaPool
+    from agents.provenance import git_revision, package_versions
+    from agents.results import case_row
+    from agents.scorers import Transcript, score_case
+    from medsim.assemble import Backends, plan_for, preflight
+
+    spec = spec_from_args(args)
+    cases, _ = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
+    by_id = {c.id: c for c in cases}
+    case = by_id.get(args.case) if args.case else cases[0]
+    if case is None:
+        shown = ", ".join(list(by_id)[:8])
+        print(f"medsim: error: no case '{args.case}' in {spec.cases} (ids: {shown}{', ...' if len(by_id) > 8 else ''})",
+              file=sys.stderr)
+        return 2
+    pool = LlamaPool()
+    t0 = time.perf_counter()
+    try:
+        backends = Backends(by_id, pool)
+        backends.check(spec)
+        if spec.preflight:
+            preflight(spec)
+        plan = plan_for(spec, spec.condition_names()[0], spec.seeds[0], backends)
+        print(f"Case {case.id}: {case.demographics}. {case.objective}")
+        print("Models: " + ", ".join(f"{r}={m}" for r, m in plan.models.items()) + "\n", flush=True)
+        kept = DictSink()
+        sinks: list[Any] = [_LivePrinter(), kept]
+        log = EventLog(args.log) if args.log else None
+        if log is not None:
+            log.__enter__()
+            log.emit(Header(case_id=case.id, case_source=case.source, seed=plan.seed, condition=plan.condition,
+                            spec=plan.header_spec, models=plan.models, git_revision=git_revision(),
+                            packages=package_versions()))
+            sinks.append(log)
+        try:
+            sink = TeeSink(*sinks)
+            run_consultation(case, plan.cast(case, sink), plan.consultation, sink)
+            score_case(case, Transcript.from_events(kept.events, case_id=case.id), plan.scorers, sink)
+        finally:
+            if log is not None:
+                log.__exit__(None, None, None)
+    finally:
+        pool.close()
+    row = case_row(case, kept.events, seed=plan.seed, condition=plan.condition, events_file=str(args.log or ""),
+                   wall_s=time.perf_counter() - t0)
+    print(f"\nStatus: {row['status']}; turns {row['turns']}; tests {row['n_tests']}; {row['llm_calls']} model calls; "
+          f"prompt tokens sent {row['prompt_tokens']}, evaluated {row['prompt_tokens_evaluated']}, "
+          f"completion {row['completion_tokens']}; wall time {row['wall_s']:.1f} s")
+    if row["error"]:
+        print(f"medsim: error: {row['error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    from agents.events import EventLog
+    from agents.llm.llamacpp import LlamaPool
+    from game.runner import InlineRunner, ThreadRunner
+    from game.resources import assets_dir, default_map_path
+    from medsim.play import build_shift
+
+    spec = spec_from_args(args)
+    log_path = args.log or Path("runs") / f"shift-s{spec.seeds[0]}.jsonl"
+    scripted = all(rs.backend == "scripted" for rs in spec.roles.values())
+    runner = InlineRunner() if args.headless and scripted else ThreadRunner(max(2, spec.world.doctors))
+    pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # leave a core for the view
+    map_path = Path(spec.world.map) if spec.world.map else default_map_path()
+    try:
+        with EventLog(log_path) as log:
+            world = build_shift(spec, runner=runner, log=log, pool=pool, map_path=map_path)
+            from game.view.app import run_window
+
+            stats = run_window(world, map_path, assets_dir(), headless=args.headless, frames=args.frames,
+                               screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt, zoom=args.zoom,
+                               select=args.follow)
+    finally:
+        runner.close()
+        pool.close()
+    s = world.stats()
+    print(f"shift: {s['patients']} patients arrived, {s['seen']} seen, {s['correct']} correct, {s['failed']} failed, "
+          f"{s['errors']} errors; {stats['frames']} frames, frame time p50 {stats['p50_ms']:.1f} ms "
+          f"p95 {stats['p95_ms']:.1f} ms; log {log_path}")
+    if args.screenshot:
+        print(f"screenshot: {args.screenshot}")
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from game.resources import assets_dir, default_map_path
+    from game.runner import InlineRunner
+    from medsim.play import build_replay
+
+    world, rows = build_replay(args.run_dir, args.case_id, map_path=args.map, runner=InlineRunner(), log=None,
+                               seed=args.seed, condition=args.condition)
+    from game.view.app import run_window
+
+    run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless, frames=args.frames,
+               screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt,
+               title=f"medsim replay: {args.run_dir.name}", zoom=args.zoom)
+    for r in world.finished:
+        print(f"{r['case_id']}: {r['status']}, diagnosis {r['diagnosis']!r}, correct {r['correct']}")
+    return 0
+
+
+def _cmd_cases(args: argparse.Namespace) -> int:
+    from agents.cases.registry import load_cases
+
+    cases, errors = load_cases(args.spec, skip_invalid=True)
+    for c in cases:
+        print(f"{c.id}\t{c.specialty or '-'}\t{c.demographics}\t{len(c.tests)} tests\t{c.diagnosis}")
+    for e in errors:
+        print(f"invalid: {e}", file=sys.stderr)
+    print(f"{len(cases)} valid, {len(errors)} invalid", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _judge_role(args: argparse.Namespace):  # -> RoleSpec
+    from medsim.spec import RoleSpec
+
+    d: dict[str, Any] = {}
+    if args.timeout is not None:
+        d["timeout_s"] = args.timeout
+    if getattr(args, "retries", None) is not None:
+        d["retries"] = args.retries
+    return RoleSpec.parse("judge", d, llm=args.judge_llm, model=args.judge_model)
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from medsim.score import rescore
+
+    o = rescore(args.run_dir, _judge_role(args), label=args.label, progress=True)
+    s, before = o.summary, o.original
+    print(f"re-scored {s['cases']} cases -> {o.out}")
+    print(f"  this judge:     {s['correct']}/{s['scored']} correct, accuracy {_acc(s)}, {s['errors']} errors")
+    print(f"  the run's judge: {before['correct']}/{before['scored']} correct, accuracy {_acc(before)}")
+    for label, a, b in o.flipped:
+        print(f"  {label}: {a} -> {b}")
+    return o.exit_code
+
+
+def _cmd_judge(args: argparse.Namespace) -> int:
+    from medsim.judging import run_judge_command
+
+    return run_judge_command(args)
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    sys.stdout.write(spec_from_args(args).to_toml())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub
+    from agents.cases.model import CaseSetError
+    from agents.llm.base import LLMError
+    from agents.llm.local_model import ModelNotInstalled
+    from agents.llm.spec import BackendSpecError
+    from agents.results import ResultsError
+    from game.hospital_map import MapError
+    from medsim.assemble import AssemblyError
+    from medsim.bench import BenchError
+    from medsim.play import ReplayError
+    from medsim.spec import SpecError
+
+    args = build_parser().parse_args(argv)
+    handlers = {"bench": _cmd_bench, "consult": _cmd_consult, "cases": _cmd_cases, "play": _cmd_play,
+                "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config}
+    try:
+        return handlers[args.command](args)
+    except (SpecError, CaseSetError, BenchError, AssemblyError, ReplayError, BackendSpecError, ModelNotInstalled,
+            LLMError, MapError, ResultsError) as e:
+        print(f"medsim: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"medsim: error:{where}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("medsim: interrupted; `medsim bench --resume` finishes a benchmark run", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""Assembling the hospital world from a run spec (``medsim play``) or from a bench run's
+logs (``medsim replay``). Replay rebuilds the run exactly from the spec stored in the
+log header and feeds it the recorded model outputs: a prompt that differs from the
+recorded one is an error, so a replay that finishes reproduced every utterance."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from agents.cases.model import Case
+from agents.cases.registry import load_cases
+from agents.events import EventSink, SCHEMA_VERSION, read_events
+from agents.llm.llamacpp import LlamaPool
+from agents.llm.replay import ReplayLLM
+from agents.participants import Participant, ReplayedParticipant
+from agents.provenance import git_revision, package_versions
+from agents.results import read_results
+from agents.roles import CONSULTATION_ROLES
+from game.events import ShiftHeader
+from game.hospital_map import load_map
+from game.resources import default_map_path
+from game.runner import Runner
+from game.world import World, WorldConfig
+from medsim.assemble import Backends, RunPlan, plan_for, preflight
+from medsim.spec import BASE_CONDITION, RunSpec, SpecError
+
+__all__ = ["ReplayError", "build_shift", "build_replay", "find_case_logs"]
+
+
+class ReplayError(RuntimeError):
+    """A run directory or log that cannot be replayed; names the file and why."""
+
+
+def _map_path(spec: RunSpec, map_path: Path | None) -> Path:
+    if map_path is not None:
+        return Path(map_path)
+    return Path(spec.world.map) if spec.world.map else default_map_path()
+
+
+def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map_path: Path | None = None,
+                condition: str | None = None) -> World:
+    """A shift of ``spec.world.patients`` patients from ``spec.cases`` (the first seed and
+    condition of the spec)."""
+    cases, _ = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
+    if spec.limit is not None:
+        cases = cases[: spec.limit]
+    backends = Backends({c.id: c for c in cases}, pool)
+    backends.check(spec)
+    if spec.preflight:
+        preflight(spec)
+    cond = condition or spec.condition_names()[0]
+    seed = spec.seeds[0]
+    plan = plan_for(spec, cond, seed, backends)
+    hmap = load_map(_map_path(spec, map_path))
+    wc = WorldConfig(doctors=spec.world.doctors, patients=spec.world.patients, consultation=plan.consultation,
+                     arrival_interval_s=spec.world.arrival_interval_s, seed=seed, condition=cond)
+    world = World(hmap, cases, plan.cast, plan.scorers, wc, runner=runner, log=log)
+    if log is not None:
+        log.emit(ShiftHeader(map=str(hmap.path), seed=seed, spec=spec.to_dict(), models=plan.models,
+                             git_revision=git_revision(), packages=package_versions()), t=0.0)
+    world.reset(seed)
+    return world
+
+
+def find_case_logs(run_dir: Path, case_id: str | None = None, *, seed: int | None = None,
+                   condition: str | None = None) -> list[Path]:
+    """The event logs of a bench run (of one case, seed, condition when given), found
+    through results.jsonl, else through the logs' headers (an interrupted run)."""
+    run_dir = Path(run_dir)
+    ev_dir = run_dir / "events"
+    if not ev_dir.is_dir():
+        raise ReplayError(f"{run_dir}: not a medsim bench run (no events/ folder)")
+    found: list[tuple[str, int, str, Path]] = []
+    rows = read_results(run_dir / "results.jsonl")
+    if rows and all(r.get("events") for r in rows):
+        for r in rows:
+            found.append((r["case_id"], int(r.get("seed", 0)), r.get("condition", BASE_CONDITION), run_dir / r["events"]))
+    else:
+        for p in sorted(ev_dir.glob("*.jsonl")):
+            with p.open(encoding="utf-8") as fh:
+                first = fh.readline()
+            try:
+                import json
+
+                h = json.loads(first)
+            except ValueError:
+                continue
+            if h.get("type") == "header":
+                found.append((h["case_id"], int(h.get("seed", 0)), h.get("condition", BASE_CONDITION), p))
+    if not found:
+        raise ReplayError(f"{run_dir}: no event logs")
+    seeds = sorted({f[1] for f in found})
+    conds = sorted({f[2] for f in found})
+    seed = seeds[0] if seed is None else seed
+    condition = (BASE_CONDITION if BASE_CONDITION in conds else conds[0]) if condition is None else condition
+    chosen = [f for f in found if f[1] == seed and f[2] == condition and (case_id is None or f[0] == case_id)]
+    if not chosen:
+        what = f"case '{case_id}'" if case_id else "cases"
+        raise ReplayError(f"{run_dir}: no event log for {what} with seed {seed}, condition '{condition}' "
+                          f"(seeds: {seeds}; conditions: {conds})")
+    return [f[3] for f in chosen]
+
+
+def _read_log(p: Path) -> list[dict[str, Any]]:
+    try:
+        ev = read_events(p)
+    except (OSError, ValueError) as e:
+        raise ReplayError(f"{p}: cannot be read ({e})") from None
+    if not ev or ev[0].get("type") != "header":
+        raise ReplayError(f"{p}: no header line")
+    if ev[0].get("schema") != SCHEMA_VERSION:
+        raise ReplayError(f"{p}: written by another medsim version (log schema {ev[0].get('schema')}, "
+                          f"this version reads {SCHEMA_VERSION})")
+    return ev
+
+
+def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any, map_path: Path | None = None,
+                 seed: int | None = None, condition: str | None = None,
+                 doctors: int | None = None) -> tuple[World, list[dict[str, Any]]]:
+    """A world that plays the cases of a ``medsim bench`` run from their event logs: the
+    run rebuilt from the spec in the header, fed the recorded outputs. Returns the world
+    and the recorded results rows it should reproduce."""
+    files = find_case_logs(run_dir, case_id, seed=seed, condition=condition)
+    logs: dict[str, list[dict[str, Any]]] = {}
+    for f in files:
+        ev = _read_log(f)
+        logs[ev[0]["case_id"]] = ev
+    header = next(iter(logs.values()))[0]
+    try:
+        spec = RunSpec.from_dict(header["spec"])
+    except SpecError as e:
+        raise ReplayError(f"{files[0]}: the header's run spec is invalid: {e}") from None
+    cases, _ = load_cases(spec.cases, skip_invalid=True)
+    wanted = [c for c in cases if c.id in logs]
+    if not wanted:
+        raise ReplayError(f"{run_dir}: none of the logged cases are in '{spec.cases}'")
+    replay = ReplayLLM(logs)
+    backends = Backends({c.id: c for c in wanted}, LlamaPool(), override={r: replay for r in spec.roles})
+    plan = plan_for(spec, header["condition"], header["seed"], backends)
+    n = len(wanted)
+    wc = WorldConfig(doctors=min(doctors or spec.world.doctors, n), patients=n, consultation=plan.consultation,
+                     seed=header["seed"], condition=header["condition"])
+    world = World(load_map(_map_path(spec, map_path)), wanted, _ReplayCast(plan, replay, logs), plan.scorers, wc,
+                  runner=runner, log=log)
+    world.reset(header["seed"], case_order=list(range(n)))
+    keys = {(ev[0]["case_id"], ev[0]["seed"], ev[0]["condition"]) for ev in logs.values()}
+    rows = [r for r in read_results(Path(run_dir) / "results.jsonl")
+            if (r["case_id"], r.get("seed", 0), r.get("condition", BASE_CONDITION)) in keys]
+    return world, rows
+
+
+class _ReplayCast:
+    """The run's own cast on recorded model outputs; a role with turns but no recorded
+    model calls (a person played it) replays its recorded turns instead."""
+
+    def __init__(self, plan: RunPlan, replay: ReplayLLM, logs: Mapping[str, Sequence[Mapping[str, Any]]]):
+        self.plan, self.replay, self.logs = plan, replay, logs
+
+    def __call__(self, case: Case, sink: EventSink) -> dict[str, Participant]:
+        cast = dict(self.plan.cast(case, sink))
+        with_calls = self.replay.roles_with_calls(case.id)
+        for role in CONSULTATION_ROLES:
+            if role not in with_calls:
+                cast[role] = ReplayedParticipant(role, self.logs[case.id])
+        return cast

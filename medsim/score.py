@@ -1,0 +1,125 @@
+"""``medsim score RUN_DIR``: re-score a finished run from its event logs, without
+re-running a consultation (a run made with a small model re-judged by a big one).
+
+Writes ``RUN_DIR/scores/<label>/``: ``scores.jsonl`` (one results row per case, keyed
+like the run's), ``events/`` (the judge's calls and decisions), ``summary.json``,
+``report.md`` and ``judge.toml`` (the judge that scored). The run's own files are not
+touched. Re-running finishes an interrupted re-scoring.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from agents.cases.registry import load_cases
+from agents.events import EventLog, read_events
+from agents.llm.base import LLM
+from agents.llm.calls import RetryPolicy
+from agents.llm.llamacpp import LlamaPool
+from agents.names import slug
+from agents.results import case_row, read_results, row_key, summarise
+from agents.scorers import DiagnosisScorer, Transcript, TranscriptError, score_case
+from medsim.assemble import Backends, describe_roles, preflight_roles, role_params
+from medsim.bench import BenchError, _row_line, write_report
+from medsim.spec import RoleSpec, RunSpec, SpecError
+from medsim.toml_out import dumps as toml_dumps
+
+__all__ = ["ScoreOutcome", "rescore"]
+
+
+@dataclass(frozen=True)
+class ScoreOutcome:
+    out: Path
+    summary: dict[str, Any]
+    original: dict[str, Any]
+    flipped: list[tuple[str, Any, Any]]  # (case label, original verdict, new verdict)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.summary["errors"] else 0
+
+
+def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: LlamaPool | None = None,
+            backend: LLM | None = None, progress: bool = False,
+            on_row: Callable[[dict[str, Any]], None] | None = None) -> ScoreOutcome:
+    run_dir = Path(run_dir)
+    run_file = run_dir / "run.json"
+    if not run_file.is_file():
+        raise BenchError(f"{run_dir}: not a medsim bench run (no run.json)")
+    try:
+        spec = RunSpec.from_dict(json.loads(run_file.read_text(encoding="utf-8"))["spec"])
+    except (OSError, ValueError, KeyError, SpecError) as e:
+        raise BenchError(f"{run_file}: cannot read the run's spec ({e})") from None
+    judged = replace(spec, roles={**spec.roles, "judge": judge}, conditions={
+        n: replace(c, roles={**c.roles, "judge": judge}) for n, c in spec.conditions.items()})
+    label = slug(label or describe_roles(judged)["judge"], 60)
+    out = run_dir / "scores" / label
+    cases, _ = load_cases(spec.cases, skip_invalid=True)
+    by_id = {c.id: c for c in cases}
+    own_pool = pool is None
+    pool = pool or LlamaPool()
+    try:
+        backends = Backends(by_id, pool, override={"judge": backend} if backend is not None else None)
+        llm = backends.get("judge", judge, spec.seeds[0])
+        if backend is None and judged.preflight:
+            preflight_roles({"judge": judge})
+        files = _all_logs(run_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "events").mkdir(exist_ok=True)
+        (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
+        scores_file = out / "scores.jsonl"
+        keep = read_results(scores_file)
+        done = {row_key(r) for r in keep}
+        rows = list(keep)
+        with scores_file.open("a", encoding="utf-8") as fh:
+            for path in files:
+                ev = read_events(path)
+                h = ev[0]
+                key = (h["case_id"], int(h.get("seed", 0)), h.get("condition", "base"))
+                if key in done:
+                    continue
+                case = by_id.get(h["case_id"])
+                if case is None:
+                    raise BenchError(f"{path}: case '{h['case_id']}' is not in {spec.cases}")
+                t0 = time.perf_counter()
+                try:
+                    transcript = Transcript.from_events(ev, case_id=case.id)
+                except TranscriptError as e:
+                    raise BenchError(f"{path}: {e}") from None
+                scorer = DiagnosisScorer(llm, role_params("judge", judge, key[1]),
+                                         RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
+                new: list[dict[str, Any]] = []
+                with EventLog(out / "events" / path.name, keep=new) as log:
+                    score_case(case, transcript, [scorer], log)
+                row = case_row(case, list(transcript.events) + new, seed=key[1], condition=key[2],
+                               events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0)
+                fh.write(_row_line(row))
+                fh.flush()
+                rows.append(row)
+                if on_row:
+                    on_row(row)
+                if progress:
+                    print(f"{len(rows)}/{len(files)} {case.id}: {'correct' if row['correct'] else row['status'] if row['correct'] is None else 'wrong'}",
+                          file=sys.stderr)
+        summary = summarise(rows)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_report(out, judged, summary, rows, describe_roles(judged),
+                     title=f"medsim score: {run_dir.name} re-judged by {describe_roles(judged)['judge']}")
+        original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
+        flipped = [(f"{k[0]} (seed {k[1]}, {k[2]})", original[k].get("correct"), r.get("correct"))
+                   for r in rows for k in [row_key(r)] if k in original and original[k].get("correct") != r.get("correct")]
+        return ScoreOutcome(out, summary, summarise(original.values()), flipped)
+    finally:
+        if own_pool:
+            pool.close()
+
+
+def _all_logs(run_dir: Path) -> list[Path]:
+    files = sorted((run_dir / "events").glob("*.jsonl"))
+    if not files:
+        raise BenchError(f"{run_dir}: no event logs to score")
+    return files

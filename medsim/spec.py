@@ -1,0 +1,410 @@
+"""The run spec: everything a run is, typed, validated and serialisable.
+
+A spec is built from a TOML file (``--config run.toml``) with command-line flags
+overriding it, validated completely before anything is written, stored whole in every
+event-log header and in ``run.json``, and it is the only way bench, consult, play,
+replay, score and the benchmark scripts build a run (``medsim.assemble``). Replay and
+re-scoring rebuild the run from a header with :meth:`RunSpec.from_dict`.
+
+Input shorthands (TOML top level or flags): ``llm`` (every role's backend unless the
+role names its own), ``model`` (every role's model name), ``seed`` (one seed). The
+resolved spec spells every role out and leaves no "auto" value, so
+``medsim config --show`` prints exactly what runs.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from agents.llm.spec import BackendSpecError, check_backend_spec
+from agents.roles import ROLE_DEFAULTS, role_defaults
+from medsim.toml_out import dumps as toml_dumps
+
+__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "RunSpec", "load_toml", "set_dotted",
+           "build_spec", "PROTOCOLS", "DOCTOR_MODES"]
+
+PROTOCOLS = ("medsim", "agentclinic")
+DOCTOR_MODES = ("structured", "markers")
+BASE_CONDITION = "base"
+
+
+class SpecError(ValueError):
+    """An invalid run spec: names the key (and the file or flag) and what is wrong."""
+
+
+def _where(key: str, source: str | None) -> str:
+    return f"{source}: {key}" if source else key
+
+
+# -- small validators -------------------------------------------------------------
+def _int(d: Mapping[str, Any], key: str, path: str, *, lo: int | None = None, default: Any = None,
+         optional: bool = False) -> Any:
+    v = d.get(key, default)
+    if v is None and optional:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise SpecError(f"{path}{key}: expected an integer, got {v!r}")
+    if lo is not None and v < lo:
+        raise SpecError(f"{path}{key}: must be at least {lo}, got {v}")
+    return v
+
+
+def _float(d: Mapping[str, Any], key: str, path: str, *, lo: float, hi: float | None = None, default: Any = None,
+           strict_lo: bool = False) -> float:
+    v = d.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SpecError(f"{path}{key}: expected a number, got {v!r}")
+    v = float(v)
+    if v != v or (v <= lo if strict_lo else v < lo) or (hi is not None and v > hi):
+        rng = f"{'above' if strict_lo else 'at least'} {lo:g}" + (f" and at most {hi:g}" if hi is not None else "")
+        raise SpecError(f"{path}{key}: must be {rng}, got {v:g}")
+    return v
+
+
+def _bool(d: Mapping[str, Any], key: str, path: str, default: Any = None, optional: bool = False) -> Any:
+    v = d.get(key, default)
+    if v is None and optional:
+        return None
+    if not isinstance(v, bool):
+        raise SpecError(f"{path}{key}: expected true or false, got {v!r}")
+    return v
+
+
+def _str(d: Mapping[str, Any], key: str, path: str, *, default: Any = None, optional: bool = False,
+         choices: tuple[str, ...] | None = None) -> Any:
+    v = d.get(key, default)
+    if v is None and optional:
+        return None
+    if not isinstance(v, str) or not v.strip():
+        raise SpecError(f"{path}{key}: expected a non-empty string, got {v!r}")
+    if choices and v not in choices:
+        raise SpecError(f"{path}{key}: must be one of {', '.join(choices)}, got {v!r}")
+    return v
+
+
+def _check_keys(d: Mapping[str, Any], allowed: set[str], path: str) -> None:
+    if not isinstance(d, Mapping):
+        raise SpecError(f"{path.rstrip('.') or 'spec'}: expected a table, got {d!r}")
+    for k in d:
+        if k not in allowed:
+            near = difflib.get_close_matches(str(k), sorted(allowed), n=1)
+            hint = f" (did you mean '{path}{near[0]}'?)" if near else f" (known: {', '.join(sorted(allowed))})"
+            raise SpecError(f"unknown key '{path}{k}'{hint}")
+
+
+# -- the spec -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RoleSpec:
+    """A role's backend, model name and generation settings."""
+
+    backend: str
+    model: str | None = None
+    temperature: float = 0.2
+    max_tokens: int = 200
+    timeout_s: float = 120.0  # the whole model call
+    retries: int = 3  # after the first attempt, on transient backend errors
+    backoff_s: float = 1.0  # first retry wait; doubles
+
+    KEYS = ("backend", "model", "temperature", "max_tokens", "timeout_s", "retries", "backoff_s")
+
+    @classmethod
+    def parse(cls, role: str, d: Mapping[str, Any], *, llm: str, model: str | None) -> "RoleSpec":
+        path = f"roles.{role}."
+        _check_keys(d, set(cls.KEYS), path)
+        dflt = role_defaults(role)
+        backend = _str(d, "backend", path, default=llm)
+        mdl = _str(d, "model", path, default=model, optional=True)
+        try:
+            check_backend_spec(backend, mdl)
+        except BackendSpecError as e:
+            raise SpecError(f"{path}backend: {e}") from None
+        return cls(
+            backend=backend, model=mdl,
+            temperature=_float(d, "temperature", path, lo=0.0, hi=2.0, default=dflt.temperature),
+            max_tokens=_int(d, "max_tokens", path, lo=1, default=dflt.max_tokens),
+            timeout_s=_float(d, "timeout_s", path, lo=0.0, default=120.0, strict_lo=True),
+            retries=_int(d, "retries", path, lo=0, default=3),
+            backoff_s=_float(d, "backoff_s", path, lo=0.0, default=1.0),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+
+    def describe(self) -> str:
+        if self.backend.startswith("openai:"):
+            return f"{self.backend}#{self.model}"
+        return self.backend
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """The consultation protocol: ``name`` is a preset (medsim's default or
+    AgentClinic's), whose values every other key may override."""
+
+    name: str = "medsim"
+    doctor_mode: str = "structured"  # structured | markers
+    prompt_style: str = "medsim"  # medsim | agentclinic
+    min_gathering: int = 3
+    guards: bool = True
+    guard_retries: int = 2
+    measurement_hints: bool = True
+    max_turns: int = 20
+
+    KEYS = ("name", "doctor_mode", "prompt_style", "min_gathering", "guards", "guard_retries",
+            "measurement_hints", "max_turns")
+
+    @classmethod
+    def parse(cls, d: Mapping[str, Any], *, doctor_backend: str) -> "ProtocolSpec":
+        path = "protocol."
+        _check_keys(d, set(cls.KEYS), path)
+        name = _str(d, "name", path, default="medsim", choices=PROTOCOLS)
+        ac = name == "agentclinic"
+        # "auto" doctor mode: structured, except for server doctors (not every server
+        # constrains replies to a JSON schema), which use markers
+        mode = d.get("doctor_mode", "auto")
+        if mode == "auto":
+            mode = "markers" if (ac or doctor_backend.startswith("openai:")) else "structured"
+        mode = _str({"doctor_mode": mode}, "doctor_mode", path, choices=DOCTOR_MODES)
+        style = d.get("prompt_style", "auto")
+        if style == "auto":
+            style = name
+        style = _str({"prompt_style": style}, "prompt_style", path, choices=PROTOCOLS)
+        return cls(
+            name=name, doctor_mode=mode, prompt_style=style,
+            min_gathering=_int(d, "min_gathering", path, lo=0, default=0 if ac else 3),
+            guards=_bool(d, "guards", path, default=not ac),
+            guard_retries=_int(d, "guard_retries", path, lo=0, default=2),
+            measurement_hints=_bool(d, "measurement_hints", path, default=not ac),
+            max_turns=_int(d, "max_turns", path, lo=1, default=20),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS}
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """The hospital world (``medsim play``)."""
+
+    doctors: int = 2
+    patients: int = 6
+    map: str | None = None  # a Tiled .tmx; None: the shipped hospital
+    arrival_interval_s: float = 15.0  # sim seconds between arrivals
+
+    KEYS = ("doctors", "patients", "map", "arrival_interval_s")
+
+    @classmethod
+    def parse(cls, d: Mapping[str, Any]) -> "WorldSpec":
+        path = "world."
+        _check_keys(d, set(cls.KEYS), path)
+        return cls(doctors=_int(d, "doctors", path, lo=1, default=2),
+                   patients=_int(d, "patients", path, lo=1, default=6),
+                   map=_str(d, "map", path, optional=True),
+                   arrival_interval_s=_float(d, "arrival_interval_s", path, lo=0.0, default=15.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition of a grid: its own protocol and roles (resolved)."""
+
+    protocol: ProtocolSpec
+    roles: Mapping[str, RoleSpec]
+
+
+_TOP_KEYS = {"cases", "limit", "skip_invalid", "seed", "seeds", "workers", "preflight", "llm", "model",
+             "roles", "protocol", "world", "conditions"}
+_CONDITION_KEYS = {"llm", "model", "roles", "protocol"}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    cases: str = "demo"
+    limit: int | None = None  # the first N cases
+    skip_invalid: bool = False  # run the valid records of a case set with invalid ones
+    seeds: tuple[int, ...] = (0,)  # each case runs once per seed
+    workers: int = 1  # cases run at once (not part of the run's identity)
+    preflight: bool = True  # check each server once before the run starts
+    roles: Mapping[str, RoleSpec] = field(default_factory=dict)
+    protocol: ProtocolSpec = ProtocolSpec()
+    world: WorldSpec = WorldSpec()
+    # named conditions of a grid (each its own protocol and roles); empty: one
+    # condition, "base", which is the spec's own protocol and roles
+    conditions: Mapping[str, Condition] = field(default_factory=dict)
+
+    # -- building -----------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], *, default_llm: str = "scripted") -> "RunSpec":
+        """Validate and resolve a spec from its dict form (TOML, flags, or a header)."""
+        _check_keys(raw, _TOP_KEYS, "")
+        d = dict(raw)
+        cases = _str(d, "cases", "", default="demo")
+        limit = _int(d, "limit", "", lo=1, optional=True)
+        if "seed" in d and "seeds" in d:
+            raise SpecError("give 'seed' or 'seeds', not both")
+        if "seeds" in d:
+            seeds = d["seeds"]
+            if not isinstance(seeds, (list, tuple)) or not seeds:
+                raise SpecError(f"seeds: expected a non-empty list of integers, got {seeds!r}")
+            for s in seeds:
+                _int({"seeds": s}, "seeds", "", lo=0)
+            if len(set(seeds)) != len(seeds):
+                raise SpecError(f"seeds: each seed once, got {list(seeds)}")
+            seeds_t = tuple(int(s) for s in seeds)
+        else:
+            seeds_t = (_int(d, "seed", "", lo=0, default=0),)
+        base_protocol, base_roles = _resolve_roles_protocol(d, default_llm)
+        conds_raw = d.get("conditions", {}) or {}
+        if not isinstance(conds_raw, Mapping):
+            raise SpecError(f"conditions: expected a table of named conditions, got {conds_raw!r}")
+        conditions: dict[str, Condition] = {}
+        for name, over in conds_raw.items():
+            if not isinstance(name, str) or not name.strip() or len(name) > 64:
+                raise SpecError(f"conditions: a condition name must be a short non-empty string, got {name!r}")
+            if not isinstance(over, Mapping):
+                raise SpecError(f"conditions.{name}: expected a table, got {over!r}")
+            _check_keys(over, _CONDITION_KEYS, f"conditions.{name}.")
+            merged = _merge({k: d[k] for k in ("llm", "model", "roles", "protocol") if k in d}, over)
+            try:
+                p, r = _resolve_roles_protocol(merged, default_llm)
+            except SpecError as e:
+                raise SpecError(f"conditions.{name}: {e}") from None
+            conditions[name] = Condition(p, r)
+        return cls(
+            cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
+            workers=_int(d, "workers", "", lo=1, default=1), preflight=_bool(d, "preflight", "", default=True),
+            roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
+            conditions=conditions,
+        )
+
+    # -- views ----------------------------------------------------------------------
+    def condition_names(self) -> list[str]:
+        return list(self.conditions) or [BASE_CONDITION]
+
+    def for_condition(self, name: str) -> "RunSpec":
+        """The spec with one condition's protocol and roles (and no grid)."""
+        if not self.conditions and name == BASE_CONDITION:
+            return self
+        if name not in self.conditions:
+            raise SpecError(f"no condition '{name}' (have: {', '.join(self.condition_names())})")
+        c = self.conditions[name]
+        return replace(self, protocol=c.protocol, roles=c.roles, conditions={})
+
+    def role(self, name: str) -> RoleSpec:
+        try:
+            return self.roles[name]
+        except KeyError:
+            raise SpecError(f"the spec has no role '{name}' (roles: {', '.join(self.roles)})") from None
+
+    def all_roles(self) -> list[RoleSpec]:
+        """Every role spec of every condition."""
+        out = list(self.roles.values())
+        for c in self.conditions.values():
+            out.extend(c.roles.values())
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"cases": self.cases}
+        if self.limit is not None:
+            d["limit"] = self.limit
+        d.update(skip_invalid=self.skip_invalid, seeds=list(self.seeds), workers=self.workers,
+                 preflight=self.preflight, protocol=self.protocol.to_dict(),
+                 roles={r: s.to_dict() for r, s in self.roles.items()}, world=self.world.to_dict())
+        if self.conditions:
+            d["conditions"] = {n: {"protocol": c.protocol.to_dict(), "roles": {r: s.to_dict() for r, s in c.roles.items()}}
+                               for n, c in self.conditions.items()}
+        return d
+
+    def to_toml(self) -> str:
+        return toml_dumps(self.to_dict())
+
+    def identity(self) -> dict[str, Any]:
+        """What must match for ``--resume`` to continue a run: the spec without how it
+        is executed (workers, the server check)."""
+        d = self.to_dict()
+        d.pop("workers"), d.pop("preflight")
+        return d
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(base))
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _resolve_roles_protocol(d: Mapping[str, Any], default_llm: str) -> tuple[ProtocolSpec, dict[str, RoleSpec]]:
+    llm = _str(d, "llm", "", default=default_llm)
+    model = _str(d, "model", "", optional=True)
+    roles_raw = d.get("roles", {}) or {}
+    if not isinstance(roles_raw, Mapping):
+        raise SpecError(f"roles: expected a table of roles, got {roles_raw!r}")
+    for name in roles_raw:
+        if not isinstance(name, str) or not name.replace("_", "").isalnum():
+            raise SpecError(f"roles: a role name is letters, digits and '_', got {name!r}")
+    names = list(ROLE_DEFAULTS) + [r for r in roles_raw if r not in ROLE_DEFAULTS]
+    roles = {r: RoleSpec.parse(r, roles_raw.get(r, {}) or {}, llm=llm, model=model) for r in names}
+    protocol = ProtocolSpec.parse(d.get("protocol", {}) or {}, doctor_backend=roles["doctor"].backend)
+    return protocol, roles
+
+
+# -- inputs ---------------------------------------------------------------------------
+def load_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a dict, with clear errors (missing file, bad UTF-8, bad TOML)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise SpecError(f"{p}: cannot read the config file ({e.strerror or e})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{p}: not UTF-8 text (byte {e.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{p}: invalid TOML: {e}") from None
+
+
+def set_dotted(d: dict[str, Any], key: str, value: Any) -> None:
+    """``set_dotted(d, "roles.doctor.backend", "local")``."""
+    parts = key.split(".")
+    cur = d
+    for p in parts[:-1]:
+        nxt = cur.get(p)
+        if not isinstance(nxt, dict):
+            nxt = {} if nxt is None else dict(nxt) if isinstance(nxt, Mapping) else nxt
+            if not isinstance(nxt, dict):
+                raise SpecError(f"{'.'.join(parts[:-1])}: expected a table, got {nxt!r}")
+            cur[p] = nxt
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+def build_spec(config: Path | None = None, overrides: Mapping[str, Any] | None = None, *,
+               default_llm: str = "scripted") -> RunSpec:
+    """A TOML file (optional), then flag overrides as dotted keys, validated and
+    resolved. A ``seed``/``seeds`` or ``llm``/``model`` override replaces the file's."""
+    raw: dict[str, Any] = load_toml(config) if config is not None else {}
+    src = str(config) if config is not None else None
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key == "seed":
+            raw.pop("seeds", None)
+        elif key == "seeds":
+            raw.pop("seed", None)
+        set_dotted(raw, key, value)
+    try:
+        return RunSpec.from_dict(raw, default_llm=default_llm)
+    except SpecError as e:
+        raise SpecError(f"{src}: {e}" if src else str(e)) from None

@@ -1,0 +1,43 @@
+"""Small builders shared by the tests: a consultation with its scoring, as the bench
+runs it, returning the results row and the events as a log holds them."""
+from __future__ import annotations
+
+from typing import Any
+
+from agents.cases.model import Case
+from agents.consultation import ConsultationConfig, run_consultation
+from agents.events import DictSink
+from agents.llm.base import GenerateParams
+from agents.participants import CastConfig, llm_cast
+from agents.results import case_row
+from agents.roles import ROLE_DEFAULTS
+from agents.scorers import DiagnosisScorer, Transcript, score_case
+
+
+def roles(llm: Any, **over: Any) -> dict[str, Any]:
+    """The same backend for every role, some replaced."""
+    d = {r: llm for r in ROLE_DEFAULTS}
+    d.update(over)
+    return d
+
+
+def cast_builder(llms: dict[str, Any], cfg: CastConfig = CastConfig()):
+    return lambda case, sink: llm_cast(case, llms, cfg, sink)
+
+
+def consult(case: Case, llms: dict[str, Any], *, cast: CastConfig = CastConfig(),
+            rules: ConsultationConfig = ConsultationConfig(), participants: dict[str, Any] | None = None,
+            judge_params: GenerateParams = GenerateParams(temperature=0.0, max_tokens=60)) -> tuple[dict, list[dict]]:
+    """Run one consultation and score it; ``participants`` replace cast members."""
+    sink = DictSink()
+    members = dict(llm_cast(case, llms, cast, sink))
+    members.update(participants or {})
+    run_consultation(case, members, rules, sink)
+    score_case(case, Transcript.from_events(sink.events, case_id=case.id),
+               [DiagnosisScorer(llms["judge"], judge_params)], sink)
+    row = case_row(case, sink.events, seed=0, condition="base", events_file="", wall_s=0.0)
+    return row, sink.events
+
+
+def of(events: list[dict], type_: str, **match: Any) -> list[dict]:
+    return [e for e in events if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
