@@ -1,8 +1,22 @@
 """Diagnosis scoring: a deterministic normalised pre-check, then an LLM judge with
-tolerant parsing. The judge never counts a missing diagnosis as correct."""
+tolerant parsing. The judge never counts a missing diagnosis as correct.
+
+The pre-check is conservative: it says right only when the diagnosis is the key (after
+normalising case, punctuation, British/American spelling, plurals, a small curated table
+of abbreviations and synonyms, lead-ins and hedges) or a more specific form of it (every
+core word of the key in the *head* of the diagnosis, the part before "with", "due to",
+a comma ...); it says wrong only for no diagnosis, a question, a list of possibilities,
+a sentence about oneself, a negation or exclusion of the key, a sibling (type 1 for
+type 2, hyper- for hypo-, chronic for acute, B for C, ...) and a broader class made of
+fewer of the key's words ("Leukemia" for "Chronic lymphocytic leukemia"). Everything else (synonyms
+outside the table, most broader classes, different conditions) is left to the LLM judge.
+"""
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from agents.events import EventSink, JudgeDecision
@@ -10,27 +24,394 @@ from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.prompts import render
 
-__all__ = ["normalise", "not_a_diagnosis", "strip_lead_in", "precheck", "parse_verdict", "Verdict", "judge_diagnosis", "JudgeUnparsed"]
+__all__ = ["normalise", "not_a_diagnosis", "strip_lead_in", "strip_hedges", "precheck", "parse_verdict", "Verdict",
+           "judge_diagnosis", "judge_messages", "JudgeUnparsed", "RELATIONS", "JUDGE_SCHEMA", "REPLY_FORMATS",
+           "DEFAULT_REPLY_FORMAT"]
 
-_FILLER = {"the", "a", "an", "of", "acute", "likely", "probable", "most", "diagnosis", "is", "with", "due", "to"}
+
+# --------------------------------------------------------------------------- tables
+# Written for this project. Abbreviations that are also English words ("all", "cap",
+# "odd", ...) are expanded only when written in capitals; ambiguous ones (MS: multiple
+# sclerosis or mitral stenosis; AS; GBS: Guillain-Barre or group B strep; PD) are left out.
+_ABBREVIATIONS: dict[str, str] = {
+    "mi": "myocardial infarction", "ami": "acute myocardial infarction",
+    "stemi": "st elevation myocardial infarction", "nstemi": "non st elevation myocardial infarction",
+    "acs": "acute coronary syndrome", "cad": "coronary artery disease", "ihd": "ischemic heart disease",
+    "chf": "congestive heart failure", "ccf": "congestive heart failure", "hf": "heart failure",
+    "af": "atrial fibrillation", "afib": "atrial fibrillation", "svt": "supraventricular tachycardia",
+    "vt": "ventricular tachycardia", "pe": "pulmonary embolism", "dvt": "deep vein thrombosis",
+    "vte": "venous thromboembolism", "copd": "chronic obstructive pulmonary disease",
+    "ards": "acute respiratory distress syndrome", "rds": "respiratory distress syndrome",
+    "nrds": "neonatal respiratory distress syndrome", "ild": "interstitial lung disease",
+    "ipf": "idiopathic pulmonary fibrosis", "osa": "obstructive sleep apnea",
+    "cap": "community acquired pneumonia", "tb": "tuberculosis", "uti": "urinary tract infection",
+    "urti": "upper respiratory tract infection", "pid": "pelvic inflammatory disease",
+    "dka": "diabetic ketoacidosis", "hhs": "hyperosmolar hyperglycemic state", "dm": "diabetes mellitus",
+    "t1dm": "type 1 diabetes mellitus", "t2dm": "type 2 diabetes mellitus", "htn": "hypertension",
+    "sle": "systemic lupus erythematosus", "ra": "rheumatoid arthritis", "oa": "osteoarthritis",
+    "jia": "juvenile idiopathic arthritis", "gca": "giant cell arteritis", "pmr": "polymyalgia rheumatica",
+    "ibs": "irritable bowel syndrome", "ibd": "inflammatory bowel disease", "uc": "ulcerative colitis",
+    "gerd": "gastroesophageal reflux disease", "gord": "gastroesophageal reflux disease",
+    "pud": "peptic ulcer disease", "sbo": "small bowel obstruction", "nec": "necrotizing enterocolitis",
+    "ckd": "chronic kidney disease", "aki": "acute kidney injury", "esrd": "end stage renal disease",
+    "all": "acute lymphoblastic leukemia", "aml": "acute myeloid leukemia", "cml": "chronic myeloid leukemia",
+    "cll": "chronic lymphocytic leukemia", "dlbcl": "diffuse large b cell lymphoma", "nhl": "non hodgkin lymphoma",
+    "itp": "immune thrombocytopenic purpura", "ttp": "thrombotic thrombocytopenic purpura",
+    "hus": "hemolytic uremic syndrome", "dic": "disseminated intravascular coagulation",
+    "hiv": "human immunodeficiency virus", "aids": "acquired immunodeficiency syndrome",
+    "cmv": "cytomegalovirus", "ebv": "epstein barr virus", "hsv": "herpes simplex virus",
+    "vzv": "varicella zoster virus", "rsv": "respiratory syncytial virus", "hpv": "human papillomavirus",
+    "hav": "hepatitis a virus", "hbv": "hepatitis b virus", "hcv": "hepatitis c virus",
+    "als": "amyotrophic lateral sclerosis", "mg": "myasthenia gravis", "tia": "transient ischemic attack",
+    "cva": "cerebrovascular accident", "sah": "subarachnoid hemorrhage", "ich": "intracerebral hemorrhage",
+    "ivh": "intraventricular hemorrhage", "sdh": "subdural hematoma",
+    "bppv": "benign paroxysmal positional vertigo", "pml": "progressive multifocal leukoencephalopathy",
+    "psc": "primary sclerosing cholangitis", "pbc": "primary biliary cholangitis",
+    "nafld": "non alcoholic fatty liver disease", "hcc": "hepatocellular carcinoma", "rcc": "renal cell carcinoma",
+    "bcc": "basal cell carcinoma", "scc": "squamous cell carcinoma", "bph": "benign prostatic hyperplasia",
+    "aaa": "abdominal aortic aneurysm", "asd": "atrial septal defect", "vsd": "ventricular septal defect",
+    "pda": "patent ductus arteriosus", "tof": "tetralogy of fallot", "hcm": "hypertrophic cardiomyopathy",
+    "hocm": "hypertrophic obstructive cardiomyopathy", "dcm": "dilated cardiomyopathy",
+    "pah": "pulmonary arterial hypertension", "pcos": "polycystic ovary syndrome",
+    "siadh": "syndrome of inappropriate antidiuretic hormone secretion", "cah": "congenital adrenal hyperplasia",
+    "adhd": "attention deficit hyperactivity disorder", "ocd": "obsessive compulsive disorder",
+    "ptsd": "post traumatic stress disorder", "gad": "generalized anxiety disorder",
+    "mdd": "major depressive disorder", "odd": "oppositional defiant disorder",
+    "nms": "neuroleptic malignant syndrome", "sjs": "stevens johnson syndrome", "ten": "toxic epidermal necrolysis",
+    "ftd": "frontotemporal dementia", "scfe": "slipped capital femoral epiphysis",
+    "ddh": "developmental dysplasia of the hip", "lcpd": "legg calve perthes disease", "cf": "cystic fibrosis",
+    "aom": "acute otitis media", "hsp": "henoch schonlein purpura", "cts": "carpal tunnel syndrome",
+    "bv": "bacterial vaginosis", "sti": "sexually transmitted infection", "acl": "anterior cruciate ligament",
+    "gi": "gastrointestinal", "cns": "central nervous system", "lrti": "lower respiratory tract infection",
+}
+# expanded only when written in capitals (also ordinary words)
+_CAPS_ONLY = {"all", "cap", "odd", "ten", "mg", "pe", "ra", "uc", "hf", "af", "cf", "bv", "gi"}
+
+# word sequences -> canonical words (both sides); lay names and spellings
+_PHRASES: tuple[tuple[str, str], ...] = (
+    ("heart attack", "myocardial infarction"), ("diabetes mellitus", "diabetes"),
+    ("st segment elevation", "st elevation"), ("shingles", "herpes zoster"),
+    ("chicken pox", "varicella"), ("chickenpox", "varicella"), ("whooping cough", "pertussis"),
+    ("german measles", "rubella"), ("glandular fever", "infectious mononucleosis"),
+    ("frozen shoulder", "adhesive capsulitis"), ("nephrolithiasis", "kidney stone"),
+    ("clostridium difficile", "c difficile"), ("clostridioides difficile", "c difficile"), ("c diff", "c difficile"),
+    ("deep venous thrombosis", "deep vein thrombosis"), ("gastro esophageal", "gastroesophageal"),
+    ("cardiac failure", "heart failure"),
+)
+# single words -> canonical word (both sides), after spelling
+_WORDS = {
+    "emboli": "embol", "embolus": "embol", "embolism": "embol", "embolic": "embol", "embolisms": "embol",
+    "thrombus": "thrombosis", "thrombi": "thrombosis", "infarct": "infarction", "infarcts": "infarction",
+    "calculus": "stone", "calculi": "stone", "tumour": "tumor", "renal": "kidney", "ureteral": "ureteric",
+    "myelogenous": "myeloid", "myelocytic": "myeloid",
+}
+# a diagnosis word that satisfies a key word (is-a): "small cell lung carcinoma" is a "lung cancer"
+_SATISFIES = {"cancer": {"carcinoma", "adenocarcinoma"}}
+
+# Mutually exclusive qualifiers: a diagnosis with one where the key has another is a sibling.
+_EXCLUSIVE = (
+    frozenset({"acute", "chronic", "subacute"}), frozenset({"benign", "malignant"}),
+    frozenset({"primary", "secondary"}), frozenset({"anterior", "posterior"}),
+    frozenset({"superior", "inferior"}), frozenset({"medial", "lateral"}),
+    frozenset({"anterior", "inferior", "lateral", "posterior", "septal"}),  # infarct walls
+    frozenset({"upper", "lower"}), frozenset({"proximal", "distal"}), frozenset({"internal", "external"}),
+    frozenset({"ischemic", "hemorrhagic"}), frozenset({"viral", "bacterial", "fungal", "parasitic"}),
+    frozenset({"congenital", "acquired"}), frozenset({"complete", "incomplete", "partial"}),
+    frozenset({"simple", "complex"}), frozenset({"focal", "generalized", "partial"}),
+    frozenset({"systolic", "diastolic"}), frozenset({"open", "closed"}),
+    frozenset({"obstructive", "central"}),
+)
+# qualifiers that only block acceptance (the model decides): side, extent, severity
+_BLOCKING = (frozenset({"left", "right"}), frozenset({"unilateral", "bilateral"}),
+             frozenset({"mild", "moderate", "severe"}))
+_PREFIX_PAIRS = (("hyper", "hypo"), ("intra", "extra"), ("supra", "infra"), ("pre", "post"))
+# "key word: modifiers that make another condition": "pulmonary hypertension" is not a hypertension
+_FALSE_FRIENDS = {
+    "hypertension": {"pulmonary", "portal", "intracranial", "ocular"}, "stroke": {"heat", "sun"},
+    "asthma": {"cardiac", "heart"}, "diabetes": {"insipidus"}, "pregnancy": {"ectopic", "molar", "phantom"},
+    "colic": {"kidney", "biliary", "ureteric"}, "edema": {"pulmonary", "cerebral", "macular", "angioneurotic"},
+    "depression": {"respiratory"}, "shock": {"spinal"},
+    "fever": {"rheumatic", "scarlet", "yellow", "dengue", "q", "typhoid", "hay", "lassa", "glandular"},
+}
+# Class nouns: a diagnosis made of fewer words of the key, keeping the key's last class
+# noun, is a broader class ("Leukemia" for "Chronic lymphocytic leukemia", "Dementia" for
+# "Frontotemporal dementia") ...
+_CLASS_NOUNS = {
+    "leukemia", "lymphoma", "dementia", "hemophilia", "anemia", "arthritis", "dermatitis", "hepatitis", "cancer",
+    "carcinoma", "tumor", "neoplasm", "malignancy", "infection", "seizure", "epilepsy", "stroke", "vasculitis",
+    "cardiomyopathy", "neuropathy", "nephropathy", "myopathy", "encephalopathy", "encephalitis", "thyroiditis",
+    "colitis", "gastroenteritis", "pneumonitis", "dystrophy", "ataxia", "disorder", "deficiency", "fracture",
+    "dislocation", "hernia", "cyst", "ulcer", "hemorrhage", "thrombosis", "embolism", "infarction", "psychosis",
+    "anxiety", "dysplasia", "fibrosis", "nephritis", "glomerulonephritis", "diabetes", "thrombocytopenia",
+    "neutropenia", "vertigo", "headache",
+}
+# ... unless the key words it lacks only say acuity, side, severity or the like
+_NON_SPECIFYING = {
+    "acute", "chronic", "subacute", "active", "congestive", "idiopathic", "essential", "infection", "disease",
+    "left", "right", "bilateral", "unilateral", "mild", "moderate", "severe", "recurrent", "uncomplicated",
+    "complicated", "typical", "classic", "true", "clinical", "anterior", "posterior", "inferior", "superior",
+    "lateral", "medial", "septal", "upper", "lower", "proximal", "distal",
+}
+# words that make the head something other than the key ("appendicitis-like", "mimicking")
+_BLOCKERS = {"like", "mimic", "mimicking", "mimics", "resembling", "simulating", "mimicker", "screening", "vaccine",
+             "vaccination", "prophylaxis", "risk", "history", "exposure", "contact", "carrier"}
+_STOP = {"the", "an", "of", "in", "on", "at", "its", "to", "and", "for", "by", "is", "has", "case",
+         "diagnosis", "final", "working", "provisional", "suspected", "presumed", "presumptive", "probable",
+         "possible", "likely", "probably", "query", "clinical"}
+# key words a diagnosis may leave out without becoming broader (only for equality)
+_OPTIONAL = {"acute", "infection"}
+# ... unless acuity names the entity (acute vs chronic leukaemia)
+_ACUITY_NAMES = {"leukemia", "stress"}
+_MERGE_PREFIXES = {"non", "pre", "post", "pseudo", "anti", "para"}
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
+# an article "a" is kept as a letter ("hemophilia A", "type A") unless it follows one of these
+_FUNCTION = {"is", "of", "with", "has", "have", "had", "be", "been", "was", "as", "and", "to", "by", "from", "for",
+             "in", "on", "at", "or", "like", "likely", "probably", "suspected", "presumed", "possible", "probable",
+             "diagnosis", "it", "this", "that", "s", "not", "no", "without", "also", "plus", "due", "secondary",
+             "caused", "complicated", "following", "after", "either", "versus", "vs", "maybe", "perhaps",
+             "just", "still", "into", "than", "but", "suggests", "suggesting", "indicates", "think", "consistent"}
+
+
+# --------------------------------------------------------------------------- text
+def _fold(text: str) -> str:
+    """Lower case, accents and typographic quotes folded, 'Crohn's' -> 'Crohn'."""
+    t = unicodedata.normalize("NFKD", text)
+    t = "".join(c for c in t if not unicodedata.combining(c)).replace("’", "'").replace("‘", "'")
+    t = re.sub(r"\b(type|stage|grade|class|phase|degree|mobitz|factor|bipolar)[\s-]+(i{1,3}|iv|vi?)\b",
+               lambda m: f"{m.group(1)} {_ROMAN[m.group(2).lower()]}", t, flags=re.IGNORECASE)
+    t = re.sub(r"'s\b", "", t)
+    return t
 
 
 def normalise(text: str) -> str:
-    t = text.lower()
-    t = re.sub(r"[’']s\b", "", t)
-    t = re.sub(r"[^a-z0-9]+", " ", t)
-    return " ".join(w for w in t.split() if w not in {"the", "a", "an"})
+    """Case, accents, punctuation and articles folded: "The Crohn's disease." -> "crohn disease".
+    A single "a" after a word is kept as a letter ("Hemophilia A")."""
+    words = re.sub(r"[^a-z0-9]+", " ", _fold(text).lower()).split()
+    out: list[str] = []
+    for i, w in enumerate(words):
+        if w in ("the", "an"):
+            continue
+        if w == "a" and (i == 0 or words[i - 1] in _FUNCTION):
+            continue
+        out.append(w)
+    return " ".join(out)
 
 
-def _core(text: str) -> str:
-    """Without parenthesised parts and filler words: 'Acute appendicitis (ruptured)' ->
-    'appendicitis'."""
-    t = re.sub(r"\([^)]*\)", " ", text)
-    return " ".join(w for w in normalise(t).split() if w not in _FILLER)
+def _spell(w: str) -> str:
+    """British -> American spelling and light stemming, one word."""
+    if w in _WORDS:
+        return _WORDS[w]
+    if len(w) > 3:
+        w = w.replace("ae", "e").replace("oe", "e")
+        w = re.sub(r"(?<=...)is(e|ed|es|ing|ation)$", r"iz\1", w)
+    if w in _WORDS:
+        return _WORDS[w]
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith("s") and not w.endswith(("ss", "us", "is", "as", "os")):
+        w = w[:-1]
+    return _WORDS.get(w, w)
 
 
-def _abbreviations(text: str) -> set[str]:
-    return {normalise(m) for m in re.findall(r"\(([^)]{2,12})\)", text)}
+# the tables in canonical spelling ("diabetes" -> "diabete")
+_FALSE_FRIENDS_CANON = {_spell(k): {_spell(w) for w in v} for k, v in _FALSE_FRIENDS.items()}
+_CLASS_CANON = {_spell(w) for w in _CLASS_NOUNS}
+_NON_SPECIFYING_CANON = {_spell(w) for w in _NON_SPECIFYING}
+
+
+def _words(text: str, *, expand: bool = True) -> list[str]:
+    """Canonical words of a phrase: normalised, prefixes merged ("non-Hodgkin" ->
+    "nonhodgkin"), abbreviations expanded, phrase synonyms and spellings applied."""
+    raw = re.sub(r"[^A-Za-z0-9]+", " ", _fold(text)).split()
+    caps = {w.lower() for w in raw if w.isupper() and len(w) > 1}
+    words = normalise(text).split()
+    if expand:
+        out: list[str] = []
+        for w in words:
+            if w in _ABBREVIATIONS and (w not in _CAPS_ONLY or w in caps):
+                out.extend(normalise(_ABBREVIATIONS[w]).split())
+            else:
+                out.append(w)
+        words = out
+    merged: list[str] = []
+    for w in words:
+        if merged and merged[-1] in _MERGE_PREFIXES:
+            merged[-1] += w
+        else:
+            merged.append(w)
+    s = " " + " ".join(_spell(w) for w in merged) + " "
+    for a, b in _PHRASES:
+        s = s.replace(" " + " ".join(_spell(x) for x in a.split()) + " ",
+                      " " + " ".join(_spell(x) for x in b.split()) + " ")
+    return s.split()
+
+
+def _core(words: list[str]) -> frozenset[str]:
+    return frozenset(w for w in words if w not in _STOP)
+
+
+# --------------------------------------------------------------------------- lead-ins, hedges
+_LEAD_IN = re.compile(
+    r"^\s*(?:"
+    r"(?:(?:my|the|our)\s+)?(?:final\s+|working\s+|provisional\s+|most\s+likely\s+|likely\s+|probable\s+|leading\s+"
+    r"|preliminary\s+)?(?:diagnosis|dx|impression|assessment)(?:\s+is\b|\s*[:=\-])"
+    r"|(?:diagnosis\s+ready|final\s+answer|answer)\s*[:=\-]"
+    r"|the\s+patient\s+(?:is\s+diagnosed\s+with|is\s+suffering\s+from|suffers\s+from|(?:most\s+likely\s+|likely\s+"
+    r"|probably\s+)?has)\b"
+    r"|i\s+(?:think|believe|suspect|guess|reckon|feel)\b(?:\s+that\b)?"
+    r"|i(?:'m|\s+am)\s+(?:fairly\s+|pretty\s+|quite\s+|reasonably\s+|very\s+|almost\s+|mostly\s+)?"
+    r"(?:sure|confident|certain|convinced)\b(?:\s+(?:that|of|it's)\b)?"
+    r"|i(?:'d|\s+would)\s+(?:say|go\s+with|diagnose|suggest)\b(?:\s+that\b)?"
+    r"|my\s+(?:best\s+)?guess\s+is\b|best\s+guess\s*:"
+    r"|(?:it|this|that)(?:'s|\s+is|\s+looks\s+like|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+sounds\s+like)\b"
+    r"|(?:the\s+)?(?:findings|presentation|picture|symptoms)\s+(?:are|is)\s+(?:most\s+)?(?:consistent\s+with"
+    r"|suggestive\s+of|compatible\s+with|typical\s+of)"
+    r"|(?:most|more|very)\s+likely\b|likely\b|probably\b|probable\b|presumably\b|presumed\b|presumptive\b"
+    r"|suspected\b|possibly\b|possible\b|clinically\b|query\b|\?(?=\s*\w)|almost\s+certainly\b|definitely\b"
+    r"|certainly\b|in\s+all\s+likelihood\b|consistent\s+with\b|compatible\s+with\b|suggestive\s+of\b"
+    r"|(?:an?\s+)?(?:suspected\s+|probable\s+|likely\s+)?case\s+of\b"
+    r"|(?:an?|the)\s+(?=\w)"
+    r")[\s,:;\-]*",
+    re.IGNORECASE,
+)
+_TRAIL = re.compile(
+    r"(?:^|[\s,;:(\[\-–—]+)(?:"
+    r"i\s+(?:think|believe|suspect|guess|reckon)|i(?:'d|\s+would)\s+say|probably|(?:is\s+|are\s+)?(?:the\s+)?"
+    r"(?:most|more|very)\s+likely(?:\s+diagnosis)?|(?:is\s+|seems\s+|appears\s+)?likely|presumably|presumed"
+    r"|suspected|probable|possible|possibly|provisional(?:ly)?|at\s+this\s+(?:point|stage|time)|for\s+now"
+    r"|in\s+my\s+(?:opinion|view)|(?:(?:but|though|although)\s+)?i(?:'m|\s+am)\s+not\s+(?:entirely\s+|completely\s+"
+    r"|100%\s+)?(?:sure|certain)|is\s+my\s+(?:best\s+guess|(?:final\s+|working\s+)?diagnosis)"
+    r"|(?:working|provisional|presumptive)\s+diagnosis)[\s.!)\]]*$",
+    re.IGNORECASE,
+)
+_MID_HEDGE = re.compile(r",?\s*\bi\s+(?:think|believe|suspect|guess|reckon)\b\s*,?", re.IGNORECASE)
+
+
+def strip_lead_in(text: str) -> str:
+    """'My diagnosis is a suspected case of AMI' -> 'AMI'; "I'm fairly sure it's X" -> 'X'."""
+    t = text.strip()
+    for _ in range(8):
+        new = _LEAD_IN.sub("", t, count=1).strip()
+        if new == t or not new:
+            break
+        t = new
+    return t
+
+
+def strip_hedges(text: str) -> str:
+    """Lead-ins and hedges around one diagnosis removed: 'Probably X, I think' -> 'X'.
+    Markdown emphasis and a wrapping [..] go too. A list of alternatives stays a list."""
+    t = re.sub(r"[*_`#]+", "", text).strip().strip("\"'")
+    if re.fullmatch(r"\[[^\]]*\]\.?", t):
+        t = t.strip(".")[1:-1]
+    t = t.strip().rstrip(".!;,: ")
+    for _ in range(8):
+        old = t
+        t = strip_lead_in(t)
+        t = _TRAIL.sub("", t).strip().rstrip(".!;,: ")
+        if t == old:
+            break
+    return _MID_HEDGE.sub(",", t).strip(" ,")
+
+
+# --------------------------------------------------------------------------- clauses
+_LINK = re.compile(
+    r"(;|,|:|\s[-–—]\s|\bassociated\s+with\b|\bwithout\b|\bwith\b|\bdue\s+to\b|\bsecondary\s+to\b|\bcaused\s+by\b"
+    r"|\bcomplicated\s+by\b|\bresulting\s+in\b|\bleading\s+to\b|\bin\s+the\s+(?:setting|context)\s+of\b"
+    r"|\bon\s+(?:a\s+)?background\s+of\b|\bon\s+top\s+of\b|\bfollowing\b|\bafter\b|\band\b|\bplus\b|\bbut\b"
+    r"|\balong\s+with\b|\bas\s+well\s+as\b|\bfrom\b|\bmetastatic\s+to\b|\bmetastas[ie]s\s+to\b|\bspread\s+to\b"
+    r"|\bin\s+(?:a|an|the)\s+(?:patient|setting|context)\b|\bwhich\b|\bthat\b|\bincluding\b|\bprobably\b"
+    r"|\blikely\b|\bpossibly\b|\bversus\b|\bvs\b\.?|\bor\b|\bexcept\b)",
+    re.IGNORECASE,
+)
+_NEG_PRE = re.compile(
+    r"^\s*(?:no|not|without|negative\s+for|absence\s+of|absent|free\s+of|excluding|excluded|exclude|ruled\s+out"
+    r"|unlikely(?:\s+to\s+be)?|not\s+consistent\s+with|no\s+evidence\s+of|no\s+signs?\s+of|history\s+of|h/o"
+    r"|(?:past|family)\s+history\s+of|previous|prior|resolved|old|risk\s+(?:of|for)|at\s+risk\s+(?:of|for)"
+    r"|exposure\s+to|screening\s+for|prophylaxis\s+(?:for|against)|vaccinated\s+against|denies|denied)\b",
+    re.IGNORECASE)
+_NEG_POST = re.compile(
+    r"\b(?:excluded|ruled\s+out|unlikely|negative|not\s+likely|less\s+likely|absent|not\s+present|not\s+seen"
+    r"|not\s+found|not\s+supported|not\s+confirmed|resolved)\s*$", re.IGNORECASE)
+_NEG_WORD = re.compile(r"\b(?:no|not|never|cannot|nor)\b|n't\b", re.IGNORECASE)
+_NEG_ONLY = re.compile(r"^\s*(?:(?:is|was|has\s+been|been|now|also)\s+)?(?:excluded|ruled\s+out|unlikely|negative"
+                       r"|not\s+likely|less\s+likely|absent|not\s+present|resolved)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    negated: bool  # a clear negation or exclusion: "no X", "X ruled out", "without X"
+    link: str = ""  # the linking word before it ("with", "due to", ",", ...)
+    unsure: bool = False  # a negation word elsewhere in it: "X is not ...", "X does not fit"
+
+
+def _clauses(text: str) -> list[_Clause]:
+    """Split a diagnosis at linking words and punctuation; parenthesised parts become
+    clauses of their own. Each clause knows whether it is negated."""
+    parens = re.findall(r"[(\[]([^)\]]*)[)\]]", text)
+    main = re.sub(r"[(\[][^)\]]*[)\]]", " ", text)
+    out: list[_Clause] = []
+    for part in [main, *parens]:
+        pieces = _LINK.split(part)
+        link = ""
+        for i, p in enumerate(pieces):
+            if i % 2:
+                link = p.strip().lower()
+                continue
+            p = p.strip(" .")
+            if not p:
+                continue
+            if _NEG_ONLY.match(p) and out:
+                out[-1] = dataclasses.replace(out[-1], negated=True)
+                continue
+            neg = link == "without" or bool(_NEG_PRE.match(p) or _NEG_POST.search(p))
+            out.append(_Clause(p, neg, link, unsure=bool(_NEG_WORD.search(p))))
+    return out
+
+
+def _head(text: str) -> tuple[_Clause | None, list[_Clause]]:
+    """The first clause that is not negated (the main diagnosis), and all clauses."""
+    cl = _clauses(text)
+    return next((c for c in cl if not c.negated), None), cl
+
+
+# --------------------------------------------------------------------------- checks
+_FIRST_PERSON = re.compile(
+    r"\b(?:i(?:'m|'d|'ve|'ll)|i\s+(?:am|think|believe|suspect|guess|would|will|have|need|can|cannot|can't|don't|do"
+    r"|feel|was|say|recommend|suggest|want|see|agree|wonder|could|should|must|hope)|my|mine|we|our|you|your)\b",
+    re.IGNORECASE)
+_LIST = re.compile(
+    r"\b(?:or|either|vs|versus|differentials?|ddx|rule\s+out|r/o|such\s+as|a\s+variety\s+of|variety\s+of\s+causes"
+    r"|could\s+be\s+due\s+to|may\s+be\s+due\s+to|might\s+be\s+due\s+to|possible\s+causes|one\s+of|possibilities"
+    r"|cannot\s+distinguish|and/or|(?:cannot|can't|can\s+not)\s+(?:be\s+)?(?:ruled\s+out|rule\s+out|excluded?)"
+    r"|not\s+(?:yet\s+)?(?:been\s+)?(?:ruled\s+out|excluded))\b|\sv\.\s", re.IGNORECASE)
+_NON_ANSWER = re.compile(
+    r"^\s*(?:none|unknown|unsure|uncertain|cannot|can't|unclear|undetermined|undiagnosed|indeterminate|n/?a|idk"
+    r"|need\s+more|more\s+(?:tests|information|info|data)|insufficient|pending|tbd|to\s+be\s+determined"
+    r"|not\s+sure|no\s+diagnosis|no\s+idea|don't\s+know|hard\s+to\s+say)\b",
+    re.IGNORECASE)
+
+
+def not_a_diagnosis(text: str) -> str | None:
+    """Why ``text`` cannot be one diagnosis (a question, a list of possibilities, a
+    sentence about oneself, a negation or non-answer), or None. Keeps a lenient model
+    judge from saying "Yes" to a line that names no single condition. Lead-ins ("My
+    diagnosis is") and hedges ("probably", ", I think") are ignored."""
+    t = strip_hedges(text)
+    if not normalise(t):
+        return "empty"
+    if "?" in t:
+        return "a question"
+    if _LIST.search(t):
+        return "a hedge or a list of possibilities, not one diagnosis"
+    if _FIRST_PERSON.search(t):
+        return "a sentence in the first or second person"
+    if _NON_ANSWER.match(t):
+        return "a negation or non-answer"
+    if _head(t)[0] is None:
+        return "a negation or non-answer"
+    return None
 
 
 @dataclass(frozen=True)
@@ -41,70 +422,201 @@ class Verdict:
     rationale: str
 
 
-_FIRST_PERSON = re.compile(r"\b(i|i'm|im|me|my|we|you|your)\b", re.IGNORECASE)
-_NON_ANSWER = re.compile(r"^\s*(no|not|none|unknown|unsure|uncertain|cannot|can't|unclear|n/?a|need more|more tests)\b",
+def _key_forms(truth: str) -> tuple[str, list[str]]:
+    """The key without parentheses, and the parenthesised aliases: 'Ureteric stone
+    (renal colic)' -> ('Ureteric stone', ['renal colic'])."""
+    aliases = [a.strip() for a in re.findall(r"\(([^)]*)\)", truth) if a.strip()]
+    main = re.sub(r"\([^)]*\)", " ", truth).strip() or truth
+    return main, aliases
+
+
+def _satisfied(key: frozenset[str], words: frozenset[str]) -> bool:
+    return all(k in words or _SATISFIES.get(k, set()) & words for k in key)
+
+
+def _conflicts(key: frozenset[str], dx: frozenset[str], groups) -> tuple[set[str], set[str], bool]:
+    """Words of the key and of the diagnosis that exclude each other; and whether a
+    prefix pair (hyper-/hypo-) is among them."""
+    ka, da, prefix = set(), set(), False
+    for g in groups:
+        kg, dg = (key & g) - dx, (dx & g) - key
+        if kg and dg:
+            ka |= kg
+            da |= dg
+    for a, b in _PREFIX_PAIRS:
+        for k in key - dx:
+            for p, q in ((a, b), (b, a)):
+                if k.startswith(p) and len(k) - len(p) >= 3 and q + k[len(p):] in dx:
+                    ka.add(k), da.add(q + k[len(p):])
+                    prefix = True
+    for k in key - dx:
+        if "non" + k in dx:
+            ka.add(k), da.add("non" + k)
+            prefix = True
+        if k.startswith("non") and k[3:] in dx:
+            ka.add(k), da.add(k[3:])
+            prefix = True
+    if groups is _EXCLUSIVE:  # letters and numbers naming a type: hepatitis B / C, type 1 / 2
+        kid = {w for w in key - dx if re.fullmatch(r"[a-e]|\d{1,2}", w)}
+        did = {w for w in dx - key if re.fullmatch(r"[a-e]|\d{1,2}", w)}
+        if kid and did:
+            ka |= kid
+            da |= did
+    return ka, da, prefix
+
+
+def _equal(d: str, truth: str, expand: bool) -> bool:
+    """The diagnosis (without its parentheses) equals the key, or with ``expand`` one of
+    the key's parenthesised aliases, word for word after canonicalisation."""
+    main, aliases = _key_forms(truth)
+    dm = re.sub(r"\([^)]*\)", " ", d).strip() or d
+    dw = _core(_words(dm, expand=expand))
+    if not dw:
+        return False
+    for form in [main, *aliases] if expand else [main]:
+        kw = _core(_words(form, expand=expand))
+        optional = _OPTIONAL - ({"acute"} if kw & _ACUITY_NAMES else set())
+        if kw and (dw == kw or dw - optional == kw - optional and dw - optional):
+            return True
+    return False
+
+
+_NORMAL_KEY = re.compile(r"\b(?:normal|physiologic(?:al)?|healthy|no\s+(?:disease|abnormality|pathology))\b",
                          re.IGNORECASE)
-
-
-_HEDGE = re.compile(r"\b(such as|a variety of|variety of causes|could be due to|may be due to|might be due to|"
-                    r"possible causes|differential|rule out)\b", re.IGNORECASE)
-_LEAD_IN = re.compile(
-    r"^\s*(?:(?:my|the|our)\s+(?:final\s+|working\s+|most\s+likely\s+)?diagnosis\s+is\s*:?\s*"
-    r"|the\s+patient\s+(?:is\s+diagnosed\s+with|has)\s+|i\s+(?:think|believe|suspect)\s+(?:it\s+is\s+|this\s+is\s+)?)"
-    r"(?:an?\s+)?(?:suspected\s+case\s+of\s+|case\s+of\s+)?",
-    re.IGNORECASE,
-)
-
-
-def strip_lead_in(text: str) -> str:
-    """'My diagnosis is a suspected case of AMI' -> 'AMI'."""
-    return _LEAD_IN.sub("", text.strip(), count=1).strip()
-
-
-def not_a_diagnosis(text: str) -> str | None:
-    """Why ``text`` cannot be a diagnosis (a sentence about oneself, a question, a
-    negation), or None. Keeps a lenient model judge from saying "Yes" to a line that
-    names no condition. Lead-ins like "My diagnosis is" are ignored."""
-    t = strip_lead_in(text)
-    if "?" in t:
-        return "a question"
-    if _HEDGE.search(t):
-        return "a hedge or a list of possibilities, not one diagnosis"
-    if _FIRST_PERSON.search(t):
-        return "a sentence in the first or second person"
-    if _NON_ANSWER.match(t):
-        return "a negation or non-answer"
-    return None
+# a later clause that offers another possibility: "X, possibly Y" is not plainly X
+_UNSURE_LINKS = {"probably", "likely", "possibly"}
 
 
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
-    """Decide the easy cases without a model: no diagnosis is wrong; the same words
-    (ignoring case, punctuation, articles, parentheses) or the key's abbreviation are right."""
+    """Decide the clear cases without a model: no diagnosis, a question, a list, a
+    negation or a sibling is wrong; the key (ignoring case, punctuation, spelling,
+    articles, hedges, the key's parenthesised aliases, known abbreviations and synonyms)
+    or a more specific form of it is right; anything else is undecided."""
     if diagnosis is None or not normalise(diagnosis):
         return Verdict(False, "precheck", "no_diagnosis", "no diagnosis was given")
-    diagnosis = strip_lead_in(diagnosis) or diagnosis
-    why = not_a_diagnosis(diagnosis)
-    if why and normalise(diagnosis) != normalise(truth):
-        return Verdict(False, "precheck", "not_a_diagnosis", f"'{diagnosis[:80]}' names no condition ({why})")
-    d, t = normalise(diagnosis), normalise(truth)
-    if d == t:
-        return Verdict(True, "precheck", "normalised_equal", f"'{diagnosis}' equals '{truth}' after normalisation")
-    if _core(diagnosis) and _core(diagnosis) == _core(truth):
-        return Verdict(True, "precheck", "core_equal", f"'{diagnosis}' equals '{truth}' without qualifiers")
-    if d in _abbreviations(truth):
-        return Verdict(True, "precheck", "abbreviation", f"'{diagnosis}' is the key's abbreviation")
+    dx = strip_hedges(diagnosis) or diagnosis.strip()
+    short = dx[:80]
+    if normalise(dx) == normalise(truth) or normalise(diagnosis) == normalise(truth):
+        return Verdict(True, "precheck", "normalised_equal", f"'{short}' equals '{truth}' after normalisation")
+    why = not_a_diagnosis(dx)
+    if why:
+        if not_a_diagnosis(truth) or _NORMAL_KEY.search(truth):  # "Normal behavior": "No abnormality" may match
+            return Verdict(None, "precheck", "undecided", f"'{short}' {why}, but so is the key; needs the judge")
+        return Verdict(False, "precheck", "not_a_diagnosis", f"'{short}' names no single condition ({why})")
+    if _equal(dx, truth, expand=False):
+        return Verdict(True, "precheck", "core_equal", f"'{short}' equals '{truth}' without qualifiers")
+    main, aliases = _key_forms(truth)
+    if any(normalise(dx) == normalise(a) for a in aliases) or _equal(dx, truth, expand=True):
+        return Verdict(True, "precheck", "abbreviation",
+                       f"'{short}' is '{truth}' written with an abbreviation or synonym")
+
+    head_clause, clauses = _head(dx)
+    if head_clause is None:  # defensive: not_a_diagnosis already rejects an all-negated text
+        return Verdict(False, "precheck", "not_a_diagnosis", f"'{short}' only negates")
+    head = head_clause.text
+    key_words = _words(main)
+    key = _core(key_words)
+    hw = _core(_words(head))
+    if not key or not hw:
+        return Verdict(None, "precheck", "undecided", "needs the judge")
+    # sibling: a mutually exclusive qualifier, the rest nested one way or the other
+    ka, da, prefix = _conflicts(key, hw, _EXCLUSIVE)
+    if ka:
+        k_rest, d_rest = key - ka, hw - da
+        if (k_rest <= hw or d_rest <= key) and (k_rest & hw or prefix):
+            return Verdict(False, "precheck", "sibling",
+                           f"'{head}' is a sibling of '{truth}' ({'/'.join(sorted(da))} where the key has "
+                           f"{'/'.join(sorted(ka))})")
+    optional = {"acute"} if not key & _ACUITY_NAMES else set()
+    # broader: fewer of the key's words, with the key's class noun ("Leukemia" for "Chronic
+    # lymphocytic leukemia"; not "Iron deficiency" for "Iron deficiency anemia")
+    class_noun = next((w for w in reversed(key_words) if w in _CLASS_CANON), None)
+    if hw - optional < key - optional and class_noun in hw and (key - hw - optional) - _NON_SPECIFYING_CANON \
+            and "/" not in dx:
+        lacks = ", ".join(sorted(key - hw - optional))
+        return Verdict(False, "precheck", "broader", f"'{head}' is a broader class than '{truth}' (it lacks {lacks})")
+    # more specific: every core word of the key in the head, nothing that changes the condition
+    need = key - optional if key - optional else key
+    if _satisfied(need, hw):
+        blocked = _conflicts(key, hw, _BLOCKING)[0] or hw & _BLOCKERS or any(
+            hw & _FALSE_FRIENDS_CANON.get(k, set()) for k in key) or "/" in dx or head_clause.unsure or any(
+            c.link in _UNSURE_LINKS and not c.negated for c in clauses)
+        if not blocked:
+            return Verdict(True, "precheck", "more_specific",
+                           f"'{head}' names '{truth}' (or a more specific form of it)")
+        return Verdict(None, "precheck", "undecided", f"'{head}' contains the key with a qualifier that may change it")
+    # negated or excluded mention of the key
+    for c in clauses:
+        if c.negated and _satisfied(key, _core(_words(c.text))):
+            return Verdict(False, "precheck", "negated", f"'{c.text}': the key is negated or excluded")
     return Verdict(None, "precheck", "undecided", "needs the judge")
 
+
+# --------------------------------------------------------------------------- the model judge
+RELATIONS = {"same": True, "more_specific": True, "broader": False, "sibling": False, "different": False,
+             "not_one_diagnosis": False}
+# the judge's structured reply: a bounded enum and a short reason keep a small model's JSON valid
+JUDGE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "relation": {"type": "string", "enum": list(RELATIONS)},
+        "why": {"type": "string", "maxLength": 80},
+    },
+    "required": ["relation", "why"],
+    "additionalProperties": False,
+}
+REPLY_FORMATS = ("text", "json")
+DEFAULT_REPLY_FORMAT = "json"  # measured better on the labelled set (benchmarks/judge_pairs.py)
+_JSON_MIN_TOKENS = 80  # enough for the bounded object above
+
+_RELATION_WORDS = {**{k.replace("_", " "): v for k, v in RELATIONS.items()}, "synonym": True, "equivalent": True,
+                   "exact": True, "subtype": True, "more specific": True, "less specific": False, "unrelated": False,
+                   "list": False, "yes": True, "no": False, "true": True, "false": False, "correct": True,
+                   "incorrect": False}
 
 _YES = re.compile(r"^\W*(yes|correct|same|match(?:es)?|true)\b", re.IGNORECASE)
 _NO = re.compile(r"^\W*(no|incorrect|different|not|false|wrong)\b", re.IGNORECASE)
 _YES_ANY = re.compile(r"\b(they match|the same (?:condition|diagnosis)|is correct|are equivalent)\b", re.IGNORECASE)
 _NO_ANY = re.compile(r"\b(do(?:es)? not match|not the same|different (?:condition|diagnos[ie]s)|is incorrect|are not equivalent)\b", re.IGNORECASE)
+_JSON_FIELD = re.compile(r'"(relation|verdict|answer|correct|same|match)"\s*:\s*("([^"]*)"|true|false)', re.IGNORECASE)
+
+
+def _parse_json(text: str) -> tuple[bool | None, str]:
+    """A JSON reply, whole or cut off after its first field."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        for name in ("relation", "verdict", "answer", "correct", "same", "match"):
+            v = obj.get(name)
+            if isinstance(v, bool):
+                return v, f"json_{name}"
+            if isinstance(v, str):
+                got = _RELATION_WORDS.get(v.strip().lower().replace("-", " ").replace("_", " "))
+                if got is not None:
+                    return got, f"json_{name}"
+        return None, "unparsed"
+    for m in _JSON_FIELD.finditer(text):
+        if m.group(3) is None:
+            return m.group(2).lower() == "true", f"json_{m.group(1).lower()}"
+        got = _RELATION_WORDS.get(m.group(3).strip().lower().replace("-", " ").replace("_", " "))
+        if got is not None:
+            return got, f"json_{m.group(1).lower()}"
+    return None, "unparsed"
 
 
 def parse_verdict(reply: str) -> tuple[bool | None, str]:
-    """'Yes.', 'yes, they match', '**No** - different' ... -> (verdict, rule)."""
-    text = re.sub(r"[*_`#]+", "", reply).strip()
+    """'Yes.', 'yes, they match', '**No** - different', '{"relation": "sibling", ...}'
+    ... -> (verdict, rule). Plain text is always accepted: servers and fakes may ignore
+    the schema."""
+    text = reply.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    if text.startswith("{"):
+        return _parse_json(text)
+    text = re.sub(r"[*_`#]+", "", text).strip()
     if _YES.search(text):
         return True, "leading_yes"
     if _NO.search(text):
@@ -121,6 +633,15 @@ class JudgeUnparsed(RuntimeError):
     pass
 
 
+def judge_messages(diagnosis: str, truth: str, reply_format: str = DEFAULT_REPLY_FORMAT) -> list[Message]:
+    """The judge's prompt (system and user messages) for one reply format."""
+    if reply_format not in REPLY_FORMATS:
+        raise ValueError(f"reply_format must be one of {REPLY_FORMATS}, got {reply_format!r}")
+    suffix = "" if reply_format == "text" else "_json"
+    return [Message("system", render("judge" + suffix)),
+            Message("user", render("judge_user" + suffix, truth=truth, diagnosis=diagnosis))]
+
+
 def judge_diagnosis(
     diagnosis: str | None,
     truth: str,
@@ -132,14 +653,21 @@ def judge_diagnosis(
     sink: EventSink,
     policy: RetryPolicy = RetryPolicy(),
     attempts: int = 2,
+    reply_format: str = DEFAULT_REPLY_FORMAT,
 ) -> Verdict:
     """Pre-check, then the LLM judge; the decision and its rationale become an event.
-    Raises :class:`JudgeUnparsed` if the judge's reply cannot be read ``attempts`` times."""
+    ``reply_format="json"`` asks for a bounded JSON object (a schema the backend may
+    enforce); the reply is parsed leniently either way. Raises :class:`JudgeUnparsed`
+    if the judge's reply cannot be read ``attempts`` times."""
     v = precheck(diagnosis, truth)
     if v.correct is None:
         assert diagnosis is not None
-        messages = [Message("system", render("judge")),
-                    Message("user", render("judge_user", truth=truth, diagnosis=diagnosis))]
+        messages = judge_messages(diagnosis, truth, reply_format)
+        nudge = "Please answer with Yes or No first."
+        if reply_format == "json":
+            params = dataclasses.replace(params, response_schema=json.dumps(JUDGE_SCHEMA, sort_keys=True),
+                                         max_tokens=max(params.max_tokens, _JSON_MIN_TOKENS))
+            nudge = 'Please reply with the JSON object only, e.g. {"relation": "same", "why": "..."}.'
         verdict, rule, reply = None, "unparsed", ""
         for _ in range(attempts):
             out = generate_logged(llm, messages, params, CallContext("judge", case_id, turn), sink, policy)
@@ -147,10 +675,9 @@ def judge_diagnosis(
             verdict, rule = parse_verdict(reply)
             if verdict is not None:
                 break
-            messages = messages + [Message("assistant", reply),
-                                   Message("user", "Please answer with Yes or No first.")]
+            messages = messages + [Message("assistant", reply), Message("user", nudge)]
         if verdict is None:
-            raise JudgeUnparsed(f"judge reply could not be parsed as yes/no: {reply[:200]!r}")
+            raise JudgeUnparsed(f"judge reply could not be parsed: {reply[:200]!r}")
         v = Verdict(verdict, "llm", rule, reply)
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
                             truth=truth, rationale=v.rationale, rule=v.rule))

@@ -95,12 +95,21 @@ def _overrides(args: argparse.Namespace, roles: Sequence[str]) -> dict[str, Any]
 
 def spec_from_args(args: argparse.Namespace):  # -> RunSpec
     """The run spec of a command line: the TOML file (if any), then the flags."""
-    from medsim.spec import build_spec, load_toml
+    from medsim.spec import SpecError, build_spec, load_toml
 
     raw = load_toml(args.config) if args.config is not None else {}
     file_roles = list((raw.get("roles") or {}) if isinstance(raw.get("roles"), dict) else {})
     roles = list(ROLE_FLAGS) + [r for r in file_roles if r not in ROLE_FLAGS]
-    spec = build_spec(args.config, _overrides(args, roles), default_llm=args.default_llm)
+    overrides = _overrides(args, roles)
+    try:
+        spec = build_spec(args.config, overrides, default_llm=args.default_llm)
+    except SpecError as e:
+        # name the flag when a flag gave the bad value
+        msg = str(e)
+        key = next((k for k in sorted(overrides, key=len, reverse=True) if f"{k}:" in msg or f"'{k}'" in msg), None)
+        if key is not None:
+            raise SpecError(f"{msg} ({_flag_of(key)})") from None
+        raise
     # a role left on the command's default because only some roles were named: say so
     named = [r for r in ROLE_FLAGS if getattr(args, f"{r}_llm", None)]
     if named and not args.llm and "llm" not in raw:
@@ -111,6 +120,19 @@ def spec_from_args(args: argparse.Namespace):  # -> RunSpec
             print(f"note: {', '.join(left)} use {what}; pass --llm SPEC (or --{left[0]}-llm ...) to set them",
                   file=sys.stderr)
     return spec
+
+
+def _flag_of(key: str) -> str:
+    special = {"seeds": "--seeds", "preflight": "--no-preflight", "protocol.guards": "--no-guards",
+               "protocol.name": "--protocol", "llm": "--llm", "model": "--model"}
+    if key in special:
+        return special[key]
+    parts = key.split(".")
+    if parts[0] == "roles" and len(parts) == 3:
+        flag = {"backend": "llm", "model": "model"}.get(parts[2])
+        return f"--{parts[1]}-{flag}" if flag else {"timeout_s": "--timeout", "retries": "--retries",
+                                                         "backoff_s": "--backoff"}.get(parts[2], key)
+    return "--" + parts[-1].replace("_", "-")
 
 
 # -- the parser -------------------------------------------------------------------------
@@ -376,6 +398,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     print(f"  the run's judge: {before['correct']}/{before['scored']} correct, accuracy {_acc(before)}")
     for label, a, b in o.flipped:
         print(f"  {label}: {a} -> {b}")
+    if o.unfinished:
+        print(f"  {len(o.unfinished)} log(s) of unfinished consultations not scored (finish the run with --resume)",
+              file=sys.stderr)
     return o.exit_code
 
 
@@ -393,6 +418,7 @@ def _cmd_config(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub
     from agents.cases.model import CaseSetError
+    from agents.judge_eval import PairsError
     from agents.llm.base import LLMError
     from agents.llm.local_model import ModelNotInstalled
     from agents.llm.spec import BackendSpecError
@@ -409,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except (SpecError, CaseSetError, BenchError, AssemblyError, ReplayError, BackendSpecError, ModelNotInstalled,
-            LLMError, MapError, ResultsError) as e:
+            LLMError, MapError, ResultsError, PairsError) as e:
         print(f"medsim: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:

@@ -37,6 +37,7 @@ class ScoreOutcome:
     summary: dict[str, Any]
     original: dict[str, Any]
     flipped: list[tuple[str, Any, Any]]  # (case label, original verdict, new verdict)
+    unfinished: list[str]  # logs of consultations that never finished (not scored)
 
     @property
     def exit_code(self) -> int:
@@ -75,9 +76,13 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
         keep = read_results(scores_file)
         done = {row_key(r) for r in keep}
         rows = list(keep)
+        unfinished: list[str] = []
         with scores_file.open("a", encoding="utf-8") as fh:
             for path in files:
                 ev = read_events(path)
+                if not ev or ev[0].get("type") != "header":
+                    unfinished.append(path.name)
+                    continue
                 h = ev[0]
                 key = (h["case_id"], int(h.get("seed", 0)), h.get("condition", "base"))
                 if key in done:
@@ -88,8 +93,9 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
                 t0 = time.perf_counter()
                 try:
                     transcript = Transcript.from_events(ev, case_id=case.id)
-                except TranscriptError as e:
-                    raise BenchError(f"{path}: {e}") from None
+                except TranscriptError:
+                    unfinished.append(path.name)  # a cell a killed run left; --resume re-runs it
+                    continue
                 scorer = DiagnosisScorer(llm, role_params("judge", judge, key[1]),
                                          RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
                 new: list[dict[str, Any]] = []
@@ -112,7 +118,7 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
         original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
         flipped = [(f"{k[0]} (seed {k[1]}, {k[2]})", original[k].get("correct"), r.get("correct"))
                    for r in rows for k in [row_key(r)] if k in original and original[k].get("correct") != r.get("correct")]
-        return ScoreOutcome(out, summary, summarise(original.values()), flipped)
+        return ScoreOutcome(out, summary, summarise(original.values()), flipped, unfinished)
     finally:
         if own_pool:
             pool.close()

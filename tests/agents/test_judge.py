@@ -1,8 +1,14 @@
+import json
+
 import pytest
 
 from agents.events import JudgeDecision, ListSink
-from agents.judge import JudgeUnparsed, judge_diagnosis, parse_verdict, precheck
+from agents.judge import (JUDGE_SCHEMA, RELATIONS, JudgeUnparsed, Verdict, judge_diagnosis, not_a_diagnosis,
+                          parse_verdict, precheck, strip_hedges, strip_lead_in)
+from agents.judge_eval import (KINDS, JudgePair, PairsError, evaluate, format_evaluation, load_pairs,
+                               shipped_pairs)
 from agents.llm.base import GenerateParams, Output
+from agents.llm.scripted import ScriptedLLM
 
 
 @pytest.mark.parametrize("dx,truth,correct,rule", [
@@ -19,39 +25,187 @@ from agents.llm.base import GenerateParams, Output
     ("My diagnosis is a suspected case of migraine", "Migraine", True, "normalised_equal"),
     ("The patient is diagnosed with pain which could be due to causes such as appendicitis, pancreatitis",
      "Acute pancreatitis", False, "not_a_diagnosis"),
+    # was left undecided (and the small model judge then said "No"): a more specific form of the key
     ("Acute bilateral pulmonary emboli with small right lower lobe infarct, no CT evidence of right heart strain",
-     "Pulmonary embolism", None, "undecided"),
+     "Pulmonary embolism", True, "more_specific"),
 ])
 def test_precheck(dx, truth, correct, rule):
     v = precheck(dx, truth)
     assert (v.correct, v.rule) == (correct, rule)
 
 
+# ---------------------------------------------------------------- regressions (each one failed before)
+@pytest.mark.parametrize("dx,truth", [
+    ("Inferior ST-elevation myocardial infarction, I think", "Inferior ST-elevation myocardial infarction"),
+    ("Graves disease, I think", "Graves disease"),
+    ("I'm fairly sure it's Kawasaki disease", "Kawasaki disease"),
+    ("Herpes zoster, probably", "Herpes zoster"),
+    ("Herpes zoster, most likely", "Herpes zoster"),
+    ("Pyelonephritis, I believe", "Acute pyelonephritis"),
+    ("Likely myasthenia gravis", "Myasthenia gravis"),
+    ("Ruptured ectopic pregnancy (probable)", "Ruptured ectopic pregnancy"),
+    ("Presumed bacterial meningitis", "Bacterial meningitis"),
+    ("DIAGNOSIS READY: Acute gout, I think", "Acute gout"),
+])
+def test_a_hedge_does_not_flip_a_right_answer(dx, truth):
+    v = precheck(dx, truth)
+    assert v.correct is True, v
+    assert not_a_diagnosis(dx) is None
+
+
+def test_strip_hedges_and_lead_in():
+    assert strip_hedges("Probably Graves disease, I think.") == "Graves disease"
+    assert strip_hedges("**I'm fairly sure it's** Kawasaki disease") == "Kawasaki disease"
+    assert strip_hedges("Pulmonary embolism or pneumonia, probably") == "Pulmonary embolism or pneumonia"
+    assert strip_lead_in("My diagnosis is a suspected case of AMI") == "AMI"
+
+
+@pytest.mark.parametrize("dx,truth", [
+    ("Acute bilateral pulmonary emboli with small right lower lobe infarct, no CT evidence of right heart strain",
+     "Pulmonary embolism"),
+    ("Perforated appendicitis with abscess", "Appendicitis"),
+    ("Inferior STEMI", "Myocardial infarction"),
+    ("Inferior STEMI", "Inferior ST-elevation myocardial infarction"),
+    ("Type 1 diabetes mellitus", "Diabetes mellitus"),
+    ("Small cell lung carcinoma", "Lung cancer"),
+    ("Iron deficiency anaemia due to menorrhagia", "Anemia"),
+    ("Left femoral DVT", "Deep vein thrombosis"),
+])
+def test_a_more_specific_form_is_right(dx, truth):
+    v = precheck(dx, truth)
+    assert v.correct is True, v
+
+
+@pytest.mark.parametrize("dx,truth", [
+    ("Type 1 diabetes", "Type 2 diabetes mellitus"),
+    ("Hyperthyroidism", "Hypothyroidism"),
+    ("Hepatitis C", "Hepatitis B"),
+    ("Hemophilia B", "Hemophilia A"),
+    ("Chronic pancreatitis", "Acute pancreatitis"),
+    ("Chronic myeloid leukemia", "Acute myeloid leukemia"),
+    ("NSTEMI", "Inferior ST-elevation myocardial infarction"),
+    ("Non-Hodgkin lymphoma", "Hodgkin lymphoma"),
+])
+def test_a_sibling_is_wrong(dx, truth):
+    assert precheck(dx, truth).correct is False
+
+
+@pytest.mark.parametrize("dx,truth", [
+    ("Cushing syndrome", "Cushing disease"),  # the model decides, the token rule must not accept
+    ("Interstitial lung disease (ILD)", "Silicosis"),
+    ("Leukemia", "Chronic lymphocytic leukemia"),
+    ("Hemophilia", "Hemophilia A"),
+    ("Myelogenous leukemia", "Acute myelogenous leukemia"),
+    ("Pneumonia with pulmonary embolism", "Pulmonary embolism"),
+    ("Diabetes insipidus", "Diabetes mellitus"),
+    ("Pulmonary hypertension", "Hypertension"),
+    ("Cardiac asthma", "Asthma"),
+    ("Breast cancer metastatic to lung", "Lung cancer"),
+    ("Pulmonary embolism, possibly pneumonia", "Pulmonary embolism"),
+    ("Pulmonary embolism/pneumonia", "Pulmonary embolism"),
+])
+def test_broader_or_another_main_diagnosis_is_never_accepted_by_the_precheck(dx, truth):
+    assert precheck(dx, truth).correct is not True
+
+
+def test_broader_class_goes_to_the_judge_and_its_no_stands():
+    reply = '{"relation": "broader", "why": "ILD is a class"}'
+    v, _ = _judge("Interstitial lung disease (ILD)", "Silicosis", Canned(reply))
+    assert v.correct is False and v.method == "llm"
+
+
+@pytest.mark.parametrize("dx,truth", [
+    ("No pulmonary embolism", "Pulmonary embolism"),
+    ("Pneumonia; pulmonary embolism ruled out", "Pulmonary embolism"),
+    ("Pulmonary embolism excluded", "Pulmonary embolism"),
+    ("DVT unlikely, cellulitis", "Deep vein thrombosis"),
+    ("Negative for tuberculosis", "Tuberculosis"),
+    ("Pneumonia without pleural effusion", "Pleural effusion"),
+    ("History of pulmonary embolism", "Pulmonary embolism"),
+])
+def test_a_negated_or_excluded_mention_is_wrong(dx, truth):
+    assert precheck(dx, truth).correct is False
+
+
+def test_an_exclusion_beside_the_right_answer_does_not_flip_it():
+    assert precheck("Pneumonia; pulmonary embolism ruled out", "Pneumonia").correct is True
+    assert precheck("Pneumonia, no pleural effusion", "Community-acquired pneumonia").correct is not False
+
+
+@pytest.mark.parametrize("dx,truth", [
+    ("Pulmonary embolism or pneumonia", "Pulmonary embolism"),
+    ("Appendicitis vs ovarian torsion", "Appendicitis"),
+    ("Migraine versus tension headache", "Migraine"),
+    ("Either acute cholecystitis or biliary colic", "Acute cholecystitis"),
+    ("Differential includes myocardial infarction, aortic dissection", "Myocardial infarction"),
+    ("Rule out pulmonary embolism", "Pulmonary embolism"),
+    ("Pulmonary embolism, cannot be ruled out", "Pulmonary embolism"),
+    ("Gout, pseudogout or septic arthritis, I think", "Gout"),
+])
+def test_a_hedged_list_is_wrong(dx, truth):
+    v = precheck(dx, truth)
+    assert (v.correct, v.rule) == (False, "not_a_diagnosis")
+
+
+def test_a_normal_key_leaves_a_negative_answer_to_the_judge():
+    assert precheck("No abnormality", "Normal behavior").correct is None
+
+
+@pytest.mark.parametrize("dx,truth", [
+    ("Haemorrhoids", "Hemorrhoids"), ("Legg-Calve-Perthes disease", "Legg-Calvé-Perthes disease (LCPD)"),
+    ("Hirschsprungs disease", "Hirschsprung’s disease"), ("Type II DM", "Type 2 diabetes mellitus"),
+    ("Heart attack", "Myocardial infarction"), ("C diff colitis", "C. difficile colitis"),
+    ("Renal colic", "Ureteric stone (renal colic)"), ("Steven Johnson syndrome", "Steven-Johnson syndrome"),
+])
+def test_spellings_synonyms_and_abbreviations(dx, truth):
+    assert precheck(dx, truth).correct is True
+
+
+# ---------------------------------------------------------------- parsing the judge's reply
 @pytest.mark.parametrize("reply,verdict", [
     ("Yes.", True), ("yes, they match", True), ("**Yes** - same condition", True), ("YES", True),
     ("Correct: both describe PE.", True), ("No.", False), ("no, they differ", False),
     ("Not the same: one is viral.", False), ("The diagnoses do not match.", False),
     ("They match; the same condition.", True), ("Hmm, hard to say.", None),
+    ('{"relation": "same", "why": "synonym"}', True),
+    ('{"relation": "more_specific", "why": "a subtype"}', True),
+    ('{"relation": "broader", "why": "a class"}', False),
+    ('{"relation": "sibling", "why": "type 1 is not type 2"}', False),
+    ('{"relation": "not_one_diagnosis", "why": "a list"}', False),
+    ('{"why": "ILD is a class of diseases that is correct", "relation": "broader"}', False),
+    ('{"relation": "sibling", "why": "Type 1 is an autoimm', False),  # cut off by max_tokens
+    ('```json\n{"relation": "same", "why": "x"}\n```', True),
+    ('{"correct": true}', True), ('{"verdict": "No"}', False),
+    ('{"relation": "maybe", "why": "x"}', None), ('{"why": "they are the same condition"}', None),
 ])
 def test_parse_verdict(reply, verdict):
     assert parse_verdict(reply)[0] is verdict
 
 
+def test_schema_relations_all_map_to_a_verdict():
+    assert set(JUDGE_SCHEMA["properties"]["relation"]["enum"]) == set(RELATIONS)
+    for rel, ok in RELATIONS.items():
+        assert parse_verdict(json.dumps({"relation": rel, "why": "x"})) == (ok, "json_relation")
+
+
+# ---------------------------------------------------------------- the judge with a model
 class Canned:
     name = "canned"
 
     def __init__(self, *replies):
         self.replies = list(replies)
         self.calls = 0
+        self.seen = []
 
     def generate(self, messages, params, ctx):
         self.calls += 1
+        self.seen.append((list(messages), params))
         return Output(text=self.replies.pop(0), model=self.name)
 
 
-def _judge(dx, truth, llm):
+def _judge(dx, truth, llm, **kw):
     sink = ListSink()
-    v = judge_diagnosis(dx, truth, llm=llm, params=GenerateParams(), case_id="c", turn=3, sink=sink)
+    v = judge_diagnosis(dx, truth, llm=llm, params=GenerateParams(max_tokens=60), case_id="c", turn=3, sink=sink, **kw)
     return v, sink
 
 
@@ -73,3 +227,123 @@ def test_llm_judge_rationale_is_logged_and_retry_on_garbage():
 def test_unparseable_judge_raises():
     with pytest.raises(JudgeUnparsed):
         _judge("Lung clot", "Pulmonary embolism", Canned("Hmm", "Perhaps"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_judge_prompt_keeps_the_two_lines_and_asks_for_the_format(fmt):
+    llm = Canned('{"relation": "same", "why": "a lay name"}' if fmt == "json" else "Yes.")
+    v, _ = _judge("Lung clot", "Pulmonary embolism", llm, reply_format=fmt)
+    assert v.correct is True
+    messages, params = llm.seen[0]
+    user = messages[-1].content
+    assert "Correct diagnosis: Pulmonary embolism\n" in user and "Doctor's diagnosis: Lung clot" in user
+    system = messages[0].content.lower()
+    for word in ("synonym", "abbreviation", "more specific", "broader", "sibling", "different", "list"):
+        assert word in system, word
+    if fmt == "json":
+        schema = json.loads(params.response_schema)
+        assert schema == json.loads(json.dumps(JUDGE_SCHEMA, sort_keys=True))
+        assert schema["properties"]["why"]["maxLength"] <= 200 and params.max_tokens >= 80
+    else:
+        assert params.response_schema is None and params.max_tokens == 60
+
+
+def test_json_judge_accepts_a_plain_text_reply_from_a_server_that_ignores_the_schema():
+    v, _ = _judge("Lung clot", "Pulmonary embolism", Canned("**No** - different"), reply_format="json")
+    assert v.correct is False and v.rule == "leading_no"
+
+
+def test_unknown_reply_format_is_an_error():
+    with pytest.raises(ValueError):
+        _judge("Lung clot", "Pulmonary embolism", Canned("Yes."), reply_format="xml")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_scripted_judge_reads_both_prompts(fmt):
+    llm = ScriptedLLM({})
+    assert _judge("Tension headache", "Migraine", llm, reply_format=fmt)[0].correct is False
+    assert _judge("Migraine headache disorder", "Migraine headache", llm, reply_format=fmt)[0].correct is True
+
+
+# ---------------------------------------------------------------- the labelled set and its evaluation
+def test_shipped_pairs_cover_every_kind_and_the_precheck_makes_no_false_positive():
+    pairs = shipped_pairs()
+    assert len(pairs) >= 80
+    by_kind = {k: [p for p in pairs if p.kind == k] for k in KINDS}
+    assert all(len(v) >= 3 for v in by_kind.values()), {k: len(v) for k, v in by_kind.items()}
+    assert len({(p.truth, p.diagnosis) for p in pairs}) == len(pairs)
+    assert {p.label for p in pairs} == {True, False}
+    ev = evaluate(pairs, precheck)
+    assert ev.totals.false_positives == 0, format_evaluation(ev)
+    # and it decides most of them: wrong only where it declines to decide
+    assert ev.totals.false_negatives == sum(1 for r in ev.results if r.pair.label and r.verdict.correct is None)
+
+
+def _write(tmp_path, content: bytes, name="pairs.jsonl"):
+    p = tmp_path / name
+    p.write_bytes(content)
+    return p
+
+
+GOOD = b'{"truth": "Gout", "diagnosis": "Gout", "label": true, "kind": "exact"}\n'
+
+
+@pytest.mark.parametrize("bad,words", [
+    (b'{"diagnosis": "Gout", "label": true}\n', ["line 2", "'truth'", "missing"]),
+    (b'{"truth": "Gout", "label": true}\n', ["line 2", "'diagnosis'", "missing"]),
+    (b'{"truth": "Gout", "diagnosis": "  ", "label": true}\n', ["line 2", "'diagnosis'", "non-empty string"]),
+    (b'{"truth": "Gout", "diagnosis": "Gout", "label": "yes"}\n', ["line 2", "'label'", "true or false"]),
+    (b'{"truth": "Gout", "diagnosis": "Gout", "label": 1}\n', ["line 2", "'label'", "true or false"]),
+    (b'{"truth": "Gout", "diagnosis": "Gout", "label": true, "kind": "guess"}\n', ["line 2", "'kind'"]),
+    (b'{"truth": "Gout", "diagnosis": "Gout", "label": true\n', ["line 2", "invalid JSON"]),
+    (b'["Gout", "Gout", true]\n', ["line 2", "JSON object"]),
+    (b'{"truth": "Gicht \xff", "diagnosis": "Gout", "label": true}\n', ["line 2", "UTF-8"]),
+])
+def test_load_pairs_names_file_line_and_field(tmp_path, bad, words):
+    p = _write(tmp_path, GOOD + bad)
+    with pytest.raises(PairsError) as e:
+        load_pairs(p)
+    msg = str(e.value).replace(":2:", " line 2:")
+    assert str(p) in msg
+    for w in words:
+        assert w in msg.replace(f"{p}:2", "line 2"), msg
+
+
+def test_load_pairs_skips_blank_lines_and_missing_file(tmp_path):
+    p = _write(tmp_path, GOOD + b"\n  \n" + GOOD.replace(b'"exact"', b'"hedge"'))
+    pairs = load_pairs(p)
+    assert [(x.kind, x.line) for x in pairs] == [("exact", 1), ("hedge", 4)]
+    with pytest.raises(PairsError, match="cannot read"):
+        load_pairs(tmp_path / "absent.jsonl")
+
+
+def test_evaluate_totals_with_a_fake_judge():
+    pairs = [JudgePair("Gout", "Gout", True, "exact"),                 # judged right: agree
+             JudgePair("Gout", "Pseudogout", False, "different"),      # judged right: false positive
+             JudgePair("Gout", "Podagra", True, "synonym"),            # undecided: false negative
+             JudgePair("Gout", "Cellulitis", False, "different"),      # undecided: agree (not correct)
+             JudgePair("Gout", "No gout", False, "negated")]           # judged wrong: agree
+    said = {"Gout": True, "Pseudogout": True, "Podagra": None, "Cellulitis": None, "No gout": False}
+    ev = evaluate(pairs, lambda d, t: Verdict(said[d], "fake", "r", ""))
+    t = ev.totals
+    assert (t.n, t.agree, t.false_positives, t.false_negatives, t.undecided) == (5, 3, 1, 1, 2)
+    assert t.agreement == pytest.approx(0.6)
+    assert list(ev.by_kind) == ["exact", "synonym", "negated", "different"]
+    d = ev.by_kind["different"]
+    assert (d.n, d.agree, d.false_positives, d.undecided) == (2, 1, 1, 1)
+    assert [r["outcome"] for r in ev.rows()] == ["agree", "false_positive", "false_negative", "agree", "agree"]
+    text = format_evaluation(ev, "fake")
+    assert "'Pseudogout' for 'Gout'" in text and "false_positive" in text
+    assert t.to_dict()["agreement"] == pytest.approx(0.6)
+
+
+def test_unlabelled_pairs_are_judged_but_not_scored(tmp_path):
+    from agents.judge_eval import evaluate, format_evaluation, load_pairs
+
+    p = tmp_path / "mixed.jsonl"
+    p.write_text('{"truth": "Gout", "diagnosis": "gout"}\n{"truth": "Gout", "diagnosis": "Pseudogout", "label": false}\n')
+    pairs = load_pairs(p)
+    assert [x.label for x in pairs] == [None, False]
+    ev = evaluate(pairs, precheck)
+    assert ev.totals.n == 1 and ev.results[0].outcome == "unlabelled"
+    assert "verdicts (unlabelled pairs)" in format_evaluation(ev)

@@ -250,7 +250,8 @@ def test_server_doctor_gets_the_json_schema_in_structured_mode(tmp_path, fake_op
     # markers by default for server doctors
     n = len(server.requests)
     _run(tmp_path, "m", llm=f"openai:{url}", model="fake", limit=1)
-    assert all("response_format" not in (q["body"] or {}) for q in server.requests[n:])
+    doctor = [q for q in server.requests[n:] if q["body"] and q["body"]["messages"][0]["content"].startswith("You are Dr.")]
+    assert doctor and all("response_format" not in q["body"] for q in doctor)
 
 
 def test_row_text_with_line_separators_resumes(tmp_path):

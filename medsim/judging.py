@@ -1,0 +1,77 @@
+"""``medsim judge``: the diagnosis judge on one (truth, diagnosis) pair or a labelled
+JSONL set, with the pre-check alone or with a model judge; where labels exist, the
+agreement, false positives and false negatives."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable
+
+from agents.events import ListSink
+from agents.judge import Verdict, judge_diagnosis, precheck
+from agents.judge_eval import evaluate, format_evaluation, load_pairs, shipped_pairs
+from agents.llm.calls import RetryPolicy
+from agents.llm.llamacpp import LlamaPool
+from medsim.assemble import Backends, preflight_roles, role_params
+
+__all__ = ["run_judge_command"]
+
+
+def _judge_fn(args: argparse.Namespace, pool: LlamaPool) -> tuple[Callable[[str, str], Verdict], str]:
+    if not args.judge_llm:
+        return precheck, "pre-check alone"
+    from medsim.cli import _judge_role
+
+    role = _judge_role(args)
+    llm = Backends({}, pool).get("judge", role, 0)
+    preflight_roles({"judge": role})
+    params = role_params("judge", role, 0)
+    policy = RetryPolicy(retries=role.retries, backoff_s=role.backoff_s)
+
+    def fn(diagnosis: str, truth: str) -> Verdict:
+        return judge_diagnosis(diagnosis, truth, llm=llm, params=params, case_id="judge", turn=0, sink=ListSink(),
+                               policy=policy)
+    return fn, f"pre-check + {role.describe()}"
+
+
+def run_judge_command(args: argparse.Namespace) -> int:
+    one = args.truth is not None or args.diagnosis is not None
+    if one == (args.pairs is not None):
+        print("medsim: error: give --truth and --diagnosis, or --pairs FILE (or --pairs shipped)", file=sys.stderr)
+        return 2
+    if one and (not args.truth or not args.diagnosis):
+        print("medsim: error: --truth and --diagnosis go together, both non-empty", file=sys.stderr)
+        return 2
+    pool = LlamaPool()
+    try:
+        fn, name = _judge_fn(args, pool)
+        if one:
+            v = fn(args.diagnosis, args.truth)
+            said = {True: "RIGHT", False: "WRONG", None: "UNDECIDED"}[v.correct]
+            print(f"{said} ({name}: {v.method}/{v.rule}): {v.rationale}")
+            if v.correct is None:
+                print("the pre-check cannot decide this pair; pass --judge-llm SPEC to ask a model", file=sys.stderr)
+            return 0
+        pairs = shipped_pairs() if args.pairs == "shipped" else load_pairs(args.pairs)
+        done = [0]
+
+        def counted(diagnosis: str, truth: str) -> Verdict:
+            v = fn(diagnosis, truth)
+            done[0] += 1
+            if args.judge_llm and sys.stderr.isatty():
+                print(f"\r{done[0]}/{len(pairs)} pairs judged", end="", file=sys.stderr, flush=True)
+            return v
+        ev = evaluate(pairs, counted)
+        if args.judge_llm and sys.stderr.isatty():
+            print(file=sys.stderr)
+        text = format_evaluation(ev, title=f"{name} on {args.pairs} ({len(pairs)} pairs)")
+        if args.show == "none":
+            text = text.split("\ndisagreements:")[0]
+        print(text)
+        if args.show == "all":
+            for row in ev.rows():
+                print(json.dumps(row, ensure_ascii=False))
+        return 0
+    finally:
+        pool.close()
