@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.consultation import ConsultationConfig
@@ -148,5 +148,3 @@ def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends) -> Ru
     llms = {role: backends.get(role, rs, seed) for role, rs in s.roles.items()}
     return RunPlan(s, condition, seed, llms, spec.to_dict())
 
-
-CastFactory = Callable[[Case, EventSink], Mapping[str, Participant]]

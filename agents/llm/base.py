@@ -1,7 +1,7 @@
 """The LLM protocol: ``generate(messages, params, ctx) -> Output``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
 __all__ = ["Message", "GenerateParams", "Output", "CallContext", "LLM", "LLMError"]

@@ -13,7 +13,7 @@ import hashlib
 import re
 from typing import Mapping, Sequence
 
-from agents.cases.model import Case, format_facts
+from agents.cases.model import Case
 from agents.findings import match_findings, tokens
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
 
