@@ -17,7 +17,7 @@ from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import BackendSpecError, build_backend, describe_spec
-from agents.participants import CastConfig, Participant, llm_cast
+from agents.participants import CastConfig, HumanIO, HumanParticipant, Participant, llm_cast
 from agents.roles import role_defaults
 from agents.scorers import DiagnosisScorer, Scorer
 from medsim.spec import RoleSpec, RunSpec
@@ -123,6 +123,7 @@ class RunPlan:
     seed: int
     llms: dict[str, LLM]
     header_spec: dict  # the whole spec (every condition) as stored in each log header
+    human_io: HumanIO | None = None  # how a person playing a role is asked (terminal, game)
     consultation: ConsultationConfig = field(init=False)
     cast_cfg: CastConfig = field(init=False)
     scorers: list[Scorer] = field(init=False)
@@ -140,11 +141,18 @@ class RunPlan:
                 self.models[role] = f"replay of {self.models.get(role, '?')}"
 
     def cast(self, case: Case, sink: EventSink) -> dict[str, Participant]:
-        return llm_cast(case, self.llms, self.cast_cfg, sink)
+        cast = llm_cast(case, self.llms, self.cast_cfg, sink)
+        for role in self.spec.human_roles():
+            if self.human_io is None:
+                raise AssemblyError(f"roles.{role} is played by a person: use `medsim consult --as {role}` "
+                                    f"or `medsim play --as {role}`")
+            cast[role] = HumanParticipant(role, self.human_io)
+        return cast
 
 
-def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends) -> RunPlan:
+def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends, *,
+             human_io: HumanIO | None = None) -> RunPlan:
     s = spec.for_condition(condition)
     llms = {role: backends.get(role, rs, seed) for role, rs in s.roles.items()}
-    return RunPlan(s, condition, seed, llms, spec.to_dict())
+    return RunPlan(s, condition, seed, llms, spec.to_dict(), human_io)
 

@@ -181,6 +181,9 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
               pool: LlamaPool | None = None, on_row: Callable[[dict[str, Any]], None] | None = None) -> BenchOutcome:
     """Run (or resume) a benchmark. ``backends``: models by role name that replace the
     spec's (tests inject fakes)."""
+    if spec.human_roles():
+        raise BenchError(f"a benchmark runs no people, but {', '.join(spec.human_roles())} is set to 'human'; "
+                         "play it with `medsim consult --as ROLE` or `medsim play --as ROLE`")
     cases, invalid = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
     if spec.limit is not None:
         cases = cases[: spec.limit]

@@ -161,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_spec_args(c, "local", grid=False)
     c.add_argument("--case", default=None, help="case id (default: the first case)")
     c.add_argument("--log", type=Path, default=None, help="also write the event log here")
+    c.add_argument("--as", dest="as_role", default=None, choices=("doctor", "patient", "measurement"),
+                   help="play this role yourself, one answer per line on standard input (scriptable)")
 
     pl = sub.add_parser("play", help="open the hospital: several consultations at once, live")
     _add_spec_args(pl, "local", grid=False, world=True)
@@ -267,6 +269,8 @@ def _cmd_consult(args: argparse.Namespace) -> int:
     from agents.scorers import Transcript, score_case
     from medsim.assemble import Backends, plan_for, preflight
 
+    if args.as_role:
+        setattr(args, f"{args.as_role}_llm", "human")
     spec = spec_from_args(args)
     cases, _ = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
     by_id = {c.id: c for c in cases}
@@ -283,8 +287,23 @@ def _cmd_consult(args: argparse.Namespace) -> int:
         backends.check(spec)
         if spec.preflight:
             preflight(spec)
-        plan = plan_for(spec, spec.condition_names()[0], spec.seeds[0], backends)
-        print(f"Case {case.id}: {case.demographics}. {case.objective}")
+        human_io = None
+        if spec.human_roles():
+            from game.catalogue import test_menu
+            from game.hospital_map import load_map
+            from game.resources import default_map_path
+            from medsim.terminal import TerminalIO
+
+            human_io = TerminalIO(test_menu(load_map(Path(spec.world.map) if spec.world.map else default_map_path())))
+        plan = plan_for(spec, spec.condition_names()[0], spec.seeds[0], backends, human_io=human_io)
+        if "doctor" in spec.human_roles():
+            print(f"Case {case.id}: {case.demographics}. {case.objective}")
+        elif "patient" in spec.human_roles():
+            print(f"You are the patient: a {case.demographics}. What you know about yourself:")
+            from agents.cases.model import format_facts
+            print(format_facts({k: v for k, v in case.patient.items() if k != "Demographics"}, indent="  "))
+        else:
+            print(f"Case {case.id}: {case.demographics}. {case.objective}")
         print("Models: " + ", ".join(f"{r}={m}" for r, m in plan.models.items()) + "\n", flush=True)
         kept = DictSink()
         sinks: list[Any] = [_LivePrinter(), kept]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from agents.llm.spec import BackendSpecError, check_backend_spec
-from agents.roles import ROLE_DEFAULTS, role_defaults
+from agents.roles import CONSULTATION_ROLES, ROLE_DEFAULTS, role_defaults
 from medsim.toml_out import dumps as toml_dumps
 
 __all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "RunSpec", "load_toml", "set_dotted",
@@ -122,6 +122,8 @@ class RoleSpec:
             check_backend_spec(backend, mdl)
         except BackendSpecError as e:
             raise SpecError(f"{path}backend: {e}") from None
+        if backend == "human" and role not in CONSULTATION_ROLES:
+            raise SpecError(f"{path}backend: a person can play {', '.join(CONSULTATION_ROLES)}, not the {role}")
         return cls(
             backend=backend, model=mdl,
             temperature=_float(d, "temperature", path, lo=0.0, hi=2.0, default=dflt.temperature),
@@ -301,6 +303,13 @@ class RunSpec:
             return self.roles[name]
         except KeyError:
             raise SpecError(f"the spec has no role '{name}' (roles: {', '.join(self.roles)})") from None
+
+    def human_roles(self) -> list[str]:
+        """Roles a person plays (in any condition)."""
+        out = [r for r, rs in self.roles.items() if rs.backend == "human"]
+        for c in self.conditions.values():
+            out += [r for r, rs in c.roles.items() if rs.backend == "human" and r not in out]
+        return out
 
     def all_roles(self) -> list[RoleSpec]:
         """Every role spec of every condition."""

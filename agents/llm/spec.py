@@ -10,19 +10,30 @@ from typing import Mapping
 from urllib.parse import urlsplit
 
 from agents.cases.model import Case
-from agents.llm.base import LLM
+from agents.llm.base import LLM, LLMError
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
 from agents.llm.local_model import EMBEDDED, embedded_model_path, smollm2_path
 from agents.llm.openai_compat import OpenAICompatLLM
 from agents.llm.scripted import ScriptedLLM
 
-__all__ = ["BackendSpecError", "check_backend_spec", "build_backend", "is_in_process", "describe_spec", "KINDS"]
+__all__ = ["BackendSpecError", "NoModel", "check_backend_spec", "build_backend", "is_in_process", "describe_spec", "KINDS"]
 
-KINDS = "scripted, local, smollm2, gguf:PATH or openai:URL"
+KINDS = "scripted, local, smollm2, gguf:PATH, openai:URL or human"
 
 
 class BackendSpecError(ValueError):
     pass
+
+
+class NoModel:
+    """The backend of a role a person plays: it has no model, and a call is a bug."""
+
+    def __init__(self, name: str = "human"):
+        self.name = name
+
+    def generate(self, messages, params, ctx):  # type: ignore[no-untyped-def]
+        raise LLMError(f"the {ctx.role} role is played by a person and has no model", backend=self.name,
+                       transient=False)
 
 
 def is_in_process(spec: str) -> bool:
@@ -41,7 +52,7 @@ def check_backend_spec(spec: str, model: str | None) -> None:
     """Raise :class:`BackendSpecError` for a spec that cannot name a backend. Checks the
     form only (a gguf file's existence and a server's liveness are checked when the run
     is assembled)."""
-    if spec in ("scripted", "local", "smollm2"):
+    if spec in ("scripted", "local", "smollm2", "human"):
         return
     if spec.startswith("gguf:"):
         if not spec[len("gguf:"):].strip():
@@ -75,6 +86,8 @@ def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], se
     check_backend_spec(spec, model)
     if spec == "scripted":
         return ScriptedLLM(cases, seed=seed)
+    if spec == "human":
+        return NoModel()
     if spec == "local":
         return LlamaCppLLM(embedded_model_path(), pool, label=f"local:{EMBEDDED.name}")
     if spec == "smollm2":

@@ -224,3 +224,19 @@ def test_world_needs_doctors_and_patients(tmp_path):
     with pytest.raises(ValueError, match="at least one doctor"):
         _world(load_map(small_hospital(tmp_path)), cases, ScriptedLLM({c.id: c for c in cases}),
                WorldConfig(doctors=0, patients=2))
+
+
+def test_the_test_menu_comes_from_the_map_and_the_routing(tmp_path):
+    from game.catalogue import CATALOGUE, test_menu
+
+    menu = test_menu(load_map(small_hospital(tmp_path)))
+    assert menu[0].room == "bedside" and "Vital signs" in menu[0].tests
+    by_room = {g.room: g.tests for g in menu}
+    assert "Complete blood count" in by_room["lab"] and "12-lead ECG" in by_room["ecg"]
+    assert "Chest X-ray" in by_room["imaging_xray"] and "CT head" in by_room["imaging_ct_mri"]
+    assert sorted(t for g in menu for t in g.tests) == sorted(CATALOGUE)
+    # every menu entry routes to the room it is listed under
+    router = OrderRouter()
+    hmap = load_map(small_hospital(tmp_path))
+    for g in menu[1:]:
+        assert all(hmap.point(router.route(t).station).room == g.room for t in g.tests)
