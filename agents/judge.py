@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from functools import lru_cache
 import unicodedata
 from dataclasses import dataclass
 
@@ -197,6 +198,7 @@ def normalise(text: str) -> str:
     return " ".join(out)
 
 
+@lru_cache(maxsize=65536)
 def _spell(w: str) -> str:
     """British -> American spelling and light stemming, one word."""
     if w in _WORDS:
@@ -222,6 +224,11 @@ _NON_SPECIFYING_CANON = {_spell(w) for w in _NON_SPECIFYING}
 def _words(text: str, *, expand: bool = True) -> list[str]:
     """Canonical words of a phrase: normalised, prefixes merged ("non-Hodgkin" ->
     "nonhodgkin"), abbreviations expanded, phrase synonyms and spellings applied."""
+    return list(_words_cached(text, expand))
+
+
+@lru_cache(maxsize=16384)
+def _words_cached(text: str, expand: bool) -> tuple[str, ...]:
     raw = re.sub(r"[^A-Za-z0-9]+", " ", _fold(text)).split()
     caps = {w.lower() for w in raw if w.isupper() and len(w) > 1}
     words = normalise(text).split()
@@ -240,10 +247,18 @@ def _words(text: str, *, expand: bool = True) -> list[str]:
         else:
             merged.append(w)
     s = " " + " ".join(_spell(w) for w in merged) + " "
-    for a, b in _PHRASES:
-        s = s.replace(" " + " ".join(_spell(x) for x in a.split()) + " ",
-                      " " + " ".join(_spell(x) for x in b.split()) + " ")
-    return s.split()
+    for a, b in _phrases_canon():
+        if a in s:
+            s = s.replace(a, b)
+    return tuple(s.split())
+
+
+@lru_cache(maxsize=1)
+def _phrases_canon() -> tuple[tuple[str, str], ...]:
+    """The phrase table in canonical spelling, padded with spaces for whole-word
+    replacement (computed once)."""
+    return tuple((" " + " ".join(_spell(x) for x in a.split()) + " ", " " + " ".join(_spell(x) for x in b.split()) + " ")
+                 for a, b in _PHRASES)
 
 
 def _core(words: list[str]) -> frozenset[str]:

@@ -156,8 +156,9 @@ class _Results:
             for r in keep:
                 fh.write(_row_line(r))
             fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+            if fsync:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)  # a kill leaves the old file or the new one, never half of it
         self.fh = path.open("a", encoding="utf-8")
 
     def append(self, row: dict[str, Any]) -> None:
