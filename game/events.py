@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from agents.events import Event
 
-__all__ = ["ShiftHeader", "Spawned", "MoveStarted", "Arrived", "EncounterStarted", "TestTrip",
+__all__ = ["ShiftHeader", "ControlChanged", "Spawned", "MoveStarted", "Arrived", "EncounterStarted", "TestTrip",
            "CaseFiled", "PatientLeft", "ShiftFinished"]
 
 
@@ -22,6 +22,15 @@ class ShiftHeader(Event):
     models: dict
     git_revision: str
     packages: dict
+
+
+@dataclass(frozen=True)
+class ControlChanged(Event):
+    """A person took an agent over (``controller`` "human") or handed it back ("ai")."""
+
+    type: ClassVar[str] = "control"
+    actor: str
+    controller: str
 
 
 @dataclass(frozen=True)

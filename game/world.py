@@ -22,12 +22,13 @@ from typing import Any, Callable, Sequence
 from agents.cases.model import Case
 from agents.consultation import Consultation, ConsultationConfig
 from agents.events import Event, EventSink, Utterance
-from agents.participants import CastBuilder
+from agents.participants import CastBuilder, HumanParticipant, Switchable
 from agents.results import case_row, summarise
 from agents.scorers import Scorer, Transcript, score_case
 from game.actors import Actor
+from game.control import PlayerIO
 from game.events import (
-    Arrived, CaseFiled, EncounterStarted, MoveStarted, PatientLeft, ShiftFinished, Spawned, TestTrip,
+    Arrived, CaseFiled, ControlChanged, EncounterStarted, MoveStarted, PatientLeft, ShiftFinished, Spawned, TestTrip,
 )
 from game.geometry import Tile
 from game.hospital_map import HospitalMap, MapError
@@ -130,13 +131,16 @@ class World:
 
     def __init__(self, hmap: HospitalMap, cases: list[Case], cast: CastBuilder, scorers: Sequence[Scorer],
                  config: WorldConfig, *, sink: EventSink | None = None, runner: Runner | None = None,
-                 log: Any = None):
+                 log: Any = None, player: PlayerIO | None = None):
         if not cases:
             raise ValueError("the world needs at least one case")
         if config.doctors < 1 or config.patients < 1:
             raise ValueError(f"the world needs at least one doctor and one patient (got {config.doctors} doctors, "
                              f"{config.patients} patients)")
         self.map, self.cases, self.cast, self.scorers, self.config = hmap, cases, cast, list(scorers), config
+        # a person who can take agents over (None: nobody plays); their turns block a
+        # worker thread, so a world with a player needs a ThreadRunner
+        self.player = player
         self.runner = runner or InlineRunner()
         self.log = log  # an EventLog-like object with emit(event, **context), or None
         self.extra_sink = sink
@@ -168,6 +172,7 @@ class World:
         self.notices: list[Notice] = []
         self.finished: list[dict[str, Any]] = []  # results rows, as the bench writes them
         self._arrivals = 0
+        self.controlled: str | None = None  # the agent a person controls
         self._room_busy: dict[str, str | None] = {r: None for r in self.consult_rooms}
         self._path_cache: dict[tuple[Tile, Tile], list[Tile]] = {}
         spawns = [p for p in self.map.points_like("doctor_spawn")] or [self.map.point("technician_spawn")]
@@ -192,6 +197,69 @@ class World:
     def _spawn(self, a: Actor) -> None:
         self.actors[a.id] = a
         self._emit(Spawned(actor=a.id, role=a.role, sprite=a.sprite, x=a.tile.x, y=a.tile.y), case_id=a.case_id)
+
+    # -- a person in control ------------------------------------------------------
+    def _cast_for(self, enc: Encounter) -> dict[str, Any]:
+        """The consultation's cast; with a player, each role can be taken over at any turn."""
+        assert enc.sink is not None
+        cast = dict(self.cast(enc.case, enc.sink))
+        if self.player is not None:
+            io = self.player.for_case(enc.case.id)
+            for role in ("doctor", "patient", "measurement"):
+                cast[role] = Switchable(role, cast[role], HumanParticipant(role, io),
+                                        lambda cid=enc.case.id, r=role: self.is_controlled(cid, r))
+        return cast
+
+    def actor_for(self, case_id: str, role: str) -> str | None:
+        """The agent that plays ``role`` in a case's consultation."""
+        enc = next((e for e in self.encounters if e.case.id == case_id), None)
+        if enc is None:
+            return None
+        if role == "doctor":
+            return enc.doctor.id if enc.doctor else None
+        if role == "patient":
+            return enc.patient.id
+        if role == "measurement":
+            return enc.technician.id if enc.technician else "technician"
+        return None
+
+    def is_controlled(self, case_id: str, role: str) -> bool:
+        c = self.controlled
+        return c is not None and self.actor_for(case_id, role) == c
+
+    def take_control(self, actor_id: str) -> None:
+        """A person takes an agent over: its next turn (in any consultation) is theirs."""
+        if self.player is None:
+            raise RuntimeError("this world has no player (build it with a PlayerIO)")
+        a = self.actors.get(actor_id)
+        arriving = (a is None and actor_id.startswith("patient-") and actor_id[8:].isdigit()
+                    and self._arrivals < int(actor_id[8:]) <= self.config.patients)  # still to arrive
+        if not arriving and (a is None or not a.present or a.role not in ("doctor", "patient", "technician")):
+            raise ValueError(f"no agent '{actor_id}' to take over")
+        if self.controlled == actor_id:
+            return
+        if self.controlled is not None:
+            self.release_control()
+        self.controlled = actor_id
+        self._emit(ControlChanged(actor=actor_id, controller="human"), case_id=a.case_id if a else None)
+
+    def release_control(self) -> None:
+        """Hand the agent back to the AI; a turn the person was asked for goes to the AI."""
+        actor_id, self.controlled = self.controlled, None
+        if actor_id is None:
+            return
+        if self.player is not None:
+            for req in self.player.pending():
+                if self.actor_for(req.case_id, req.role) == actor_id:
+                    self.player.hand_back(req.case_id, req.role)
+        a = self.actors.get(actor_id)
+        self._emit(ControlChanged(actor=actor_id, controller="ai"), case_id=a.case_id if a else None)
+
+    def requests_for_player(self) -> list[Any]:
+        """What the world waits for the person to answer, for the agent they control."""
+        if self.player is None or self.controlled is None:
+            return []
+        return [r for r in self.player.pending() if self.actor_for(r.case_id, r.role) == self.controlled]
 
     # -- movement ---------------------------------------------------------------
     def path(self, a: Tile, b: Tile) -> list[Tile]:
@@ -368,8 +436,7 @@ class World:
         if enc.doctor and not enc.doctor.moving and not enc.patient.moving:
             enc.sink = _CaseSink(self, enc.case.id)
             try:
-                enc.consultation = Consultation(enc.case, self.cast(enc.case, enc.sink), self.config.consultation,
-                                                enc.sink)
+                enc.consultation = Consultation(enc.case, self._cast_for(enc), self.config.consultation, enc.sink)
             except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
                 enc.consultation = Consultation(enc.case, _Absent.cast(), self.config.consultation, enc.sink)
                 enc.consultation.fail(f"internal error: {type(e).__name__}: {e}")
