@@ -168,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_spec_args(pl, "local", grid=False, world=True)
     pl.add_argument("--log", type=Path, default=None, help="shift event log (default runs/shift-s<seed>.jsonl)")
     pl.add_argument("--follow", default=None, help="select and follow an agent, e.g. doctor-1")
+    pl.add_argument("--as", dest="as_role", default=None, choices=("doctor", "patient", "technician"),
+                    help="start in control of the first doctor, the first patient or the technician "
+                         "(T takes over any agent at run time, G gives it back)")
     _add_view_args(pl, 2)
 
     rp = sub.add_parser("replay", help="play a benchmarked case (or a whole run) in the hospital")
@@ -341,21 +344,28 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from game.resources import assets_dir, default_map_path
     from medsim.play import build_shift
 
+    from game.control import PlayerIO
+
     spec = spec_from_args(args)
     log_path = args.log or Path("runs") / f"shift-s{spec.seeds[0]}.jsonl"
     scripted = all(rs.backend == "scripted" for rs in spec.roles.values())
-    runner = InlineRunner() if args.headless and scripted else ThreadRunner(max(2, spec.world.doctors))
+    # a person's turn waits on a worker thread: the world needs threads whenever one can play
+    player = PlayerIO()
+    headless_scripted = args.headless and scripted and not args.as_role
+    runner = InlineRunner() if headless_scripted else ThreadRunner(max(2, spec.world.doctors + 1))
     pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # leave a core for the view
     map_path = Path(spec.world.map) if spec.world.map else default_map_path()
     try:
         with EventLog(log_path) as log:
-            world = build_shift(spec, runner=runner, log=log, pool=pool, map_path=map_path)
+            world = build_shift(spec, runner=runner, log=log, pool=pool, map_path=map_path,
+                                player=None if headless_scripted else player)
             from game.view.app import run_window
 
             stats = run_window(world, map_path, assets_dir(), headless=args.headless, frames=args.frames,
                                screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt, zoom=args.zoom,
-                               select=args.follow)
+                               select=args.follow, play_as=args.as_role)
     finally:
+        player.close()  # a turn still waiting on the person ends, so the worker threads can stop
         runner.close()
         pool.close()
     s = world.stats()

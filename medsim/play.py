@@ -38,9 +38,10 @@ def _map_path(spec: RunSpec, map_path: Path | None) -> Path:
 
 
 def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map_path: Path | None = None,
-                condition: str | None = None) -> World:
+                condition: str | None = None, player: Any = None) -> World:
     """A shift of ``spec.world.patients`` patients from ``spec.cases`` (the first seed and
-    condition of the spec)."""
+    condition of the spec). With a ``player`` (``game.control.PlayerIO``) a person can take
+    agents over; their turns block a worker thread, so ``runner`` must be a ThreadRunner."""
     cases, _ = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
     if spec.limit is not None:
         cases = cases[: spec.limit]
@@ -54,7 +55,7 @@ def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map
     hmap = load_map(_map_path(spec, map_path))
     wc = WorldConfig(doctors=spec.world.doctors, patients=spec.world.patients, consultation=plan.consultation,
                      arrival_interval_s=spec.world.arrival_interval_s, seed=seed, condition=cond)
-    world = World(hmap, cases, plan.cast, plan.scorers, wc, runner=runner, log=log)
+    world = World(hmap, cases, plan.cast, plan.scorers, wc, runner=runner, log=log, player=player)
     if log is not None:
         log.emit(ShiftHeader(map=str(hmap.path), seed=seed, spec=spec.to_dict(), models=plan.models,
                              git_revision=git_revision(), packages=package_versions()), t=0.0)

@@ -9,8 +9,10 @@ from typing import Any
 
 import pygame
 
+from game.catalogue import test_menu
 from game.view.camera import Camera
 from game.view.render import ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble, wrap
+from game.view.screens import HelpScreen, MenuItem, MenuScreen, Screen, ScreenStack, TextBox
 from game.world import World
 
 __all__ = ["SimulationScreen", "run_window"]
@@ -25,8 +27,32 @@ def _clock_text(t: float) -> str:
     return f"{8 + minutes // 60:02d}:{minutes % 60:02d}:{int(t % 60):02d}"
 
 
-class SimulationScreen:
+KEYS = (
+    ("Watching", (("Space", "pause / go on"), ("1 2 3 4", "speed 1x 2x 4x 8x"), ("Arrows / WASD", "pan"),
+                  ("+ / - / wheel", "zoom"), ("Click / Tab", "select an agent (and follow it)"),
+                  ("F", "follow the selected agent or not"), ("PgUp / PgDn", "scroll the dialogue"),
+                  ("Esc", "deselect; Esc again or Q quits"))),
+    ("Playing", (("T", "take over the selected agent (doctor, patient or technician)"),
+                 ("G", "give the agent back to the AI (it carries on from the same transcript)"),
+                 ("Enter", "doctor: ask the patient; patient or technician: answer"),
+                 ("O", "doctor: order a test from the hospital's menu"),
+                 ("X", "doctor: give the final diagnosis"))),
+    ("Typing", (("Enter / Esc", "send / cancel"), ("Up / Down", "earlier lines"), ("Ctrl+V", "paste"),
+                ("Ctrl+U", "clear"))),
+    ("", (("F1", "this help"),)),
+)
+
+
+class SimulationScreen(Screen):
+    """The hospital: the bottom of the screen stack."""
+
     def __init__(self, world: World, map_path: Path, assets: Path, size: tuple[int, int], title: str = "medsim"):
+        self.stack = ScreenStack()
+        self.stack.push(self)
+        self.typed: list[str] = []  # the person's earlier lines (text box history)
+        self.flash = ""  # a one-line message to the person
+        self.flash_until = 0.0
+        self._menu_items: list[MenuItem] | None = None
         self.world = world
         self.size = size
         self.title = title
@@ -49,11 +75,13 @@ class SimulationScreen:
         self.running = True
 
     # -- input ------------------------------------------------------------------
-    def handle(self, ev: pygame.event.Event) -> None:
+    def handle(self, ev: pygame.event.Event) -> bool:
         if ev.type == pygame.QUIT:
             self.running = False
         elif ev.type == pygame.KEYDOWN:
             k = ev.key
+            if self._player_key(k):
+                return True
             if k in (pygame.K_ESCAPE, pygame.K_q):
                 if self.selected and k == pygame.K_ESCAPE:
                     self.selected, self.cam.follow = None, None
@@ -86,6 +114,84 @@ class SimulationScreen:
                 self.scroll = max(0, self.scroll + ev.y * 2)
             else:
                 self.cam.zoom_by(1 if ev.y > 0 else -1)
+        return True
+
+    # -- the person ---------------------------------------------------------------
+    def say_to_player(self, text: str, seconds: float = 4.0) -> None:
+        self.flash, self.flash_until = text, time.monotonic() + seconds
+
+    def request(self) -> Any:
+        """The turn the world waits for the person to take, if any."""
+        reqs = self.world.requests_for_player()
+        return reqs[0] if reqs else None
+
+    def take_over(self, actor_id: str | None = None) -> None:
+        target = actor_id or self.selected
+        if target is None:
+            self.say_to_player("Select an agent first (click it, or Tab), then T")
+            return
+        if self.world.player is None:
+            self.say_to_player("This run has no player")
+            return
+        try:
+            self.world.take_control(target)
+        except ValueError as e:
+            self.say_to_player(str(e))
+            return
+        if target in self.world.actors:
+            self.select(target)
+        self.say_to_player(f"You are {target} now. F1: the keys")
+
+    def _player_key(self, k: int) -> bool:
+        if k == pygame.K_F1:
+            self.stack.push(HelpScreen(self.stack, self.text, KEYS))
+            return True
+        if k == pygame.K_t:
+            self.take_over()
+            return True
+        if k == pygame.K_g and self.world.controlled:
+            who = self.world.controlled
+            self.world.release_control()
+            self.say_to_player(f"{who} is the AI's again")
+            return True
+        if not self.world.controlled or k not in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_o, pygame.K_x):
+            return False
+        req = self.request()
+        if req is None:
+            self.say_to_player("Not your turn yet")
+            return True
+        player = self.world.player
+        assert player is not None
+        from agents.participants.human import ask, diagnose, order
+
+        if req.kind == "doctor":
+            if k == pygame.K_x or req.obs.final:
+                if k != pygame.K_x:
+                    self.say_to_player("Your last turn: give your diagnosis (X)")
+                    return True
+                self.stack.push(TextBox(self.stack, self.text, "Your final diagnosis",
+                                        lambda t: player.answer(req.id, diagnose(t)), history=self.typed))
+            elif k == pygame.K_o:
+                self.stack.push(MenuScreen(self.stack, self.text, "Order a test", self.menu_items(),
+                                           lambda test: player.answer(req.id, order(test))))
+            else:
+                self.stack.push(TextBox(self.stack, self.text, "Ask the patient",
+                                        lambda t: player.answer(req.id, ask(t)), history=self.typed))
+        elif k in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            who = "Answer the doctor" if req.role == "patient" else f"The result of: {req.obs.order or ''}"
+            self.stack.push(TextBox(self.stack, self.text, who[:60], lambda t: player.answer(req.id, t),
+                                    history=self.typed))
+        return True
+
+    def menu_items(self) -> list[MenuItem]:
+        """The hospital's test menu, grouped by room (from the map and the order routing)."""
+        if self._menu_items is None:
+            items: list[MenuItem] = []
+            for g in test_menu(self.world.map):
+                items.append(MenuItem(g.label, header=True))
+                items += [MenuItem(t, t) for t in g.tests]
+            self._menu_items = items
+        return self._menu_items
 
     def select(self, actor_id: str | None) -> None:
         self.selected = actor_id
@@ -107,7 +213,7 @@ class SimulationScreen:
 
     # -- update -----------------------------------------------------------------
     def update(self, real_dt: float) -> None:
-        keys = pygame.key.get_pressed() if pygame.display.get_init() else None
+        keys = pygame.key.get_pressed() if pygame.display.get_init() and not self.stack.typing else None
         if keys is not None:
             pan = 600 * real_dt
             dx = (keys[pygame.K_RIGHT] or keys[pygame.K_d]) - (keys[pygame.K_LEFT] or keys[pygame.K_a])
@@ -134,6 +240,33 @@ class SimulationScreen:
         self._draw_selected_info(view)
         self._draw_hud(screen)
         self._draw_panel(screen)
+        self._draw_player_bar(view)
+
+    def _draw_player_bar(self, view: pygame.Surface) -> None:
+        """The help line, and what the world waits for when the person controls an agent."""
+        req = self.request() if self.world.controlled else None
+        if req is not None:
+            if req.kind == "doctor":
+                keys = "X: your diagnosis (last turn)" if req.obs.final else "Enter: ask   O: order a test   X: diagnose"
+            else:
+                keys = "Enter: answer"
+            told = req.obs.text.split("\n")[0]
+            line = f"Your turn ({self.world.controlled}): {keys}"
+            rect = pygame.Rect(8, 8, view.get_width() - 16, 56)
+            draw_box(view, rect, (255, 246, 200), (80, 230, 120), radius=8, alpha=240)
+            view.blit(self.text.render(line, 20, INK), (rect.x + 10, rect.y + 6))
+            view.blit(self.text.render(wrap(told, 100, 1)[0] if told else "", 18, (70, 70, 80)), (rect.x + 10, rect.y + 30))
+            return
+        if self.flash and time.monotonic() < self.flash_until:
+            text = self.flash
+        elif self.world.controlled:
+            text = f"You are {self.world.controlled}.  G: give back to the AI   F1: all keys"
+        else:
+            text = "T: take over the selected agent   F1: all keys"
+        img = self.text.render(text, 18, (240, 242, 248))
+        rect = pygame.Rect(8, view.get_height() - 26, img.get_width() + 12, 20)
+        draw_box(view, rect, (40, 50, 70), (40, 50, 70), radius=4, alpha=180)
+        view.blit(img, (rect.x + 6, rect.y + 2))
 
     def _draw_map(self, view: pygame.Surface) -> None:
         z = self.cam.zoom
@@ -165,11 +298,17 @@ class SimulationScreen:
             step = 0
             if a.moving:
                 step = 1 + int((a.walked + a.progress) * 2) % 2
-            if a.id == self.selected:
+            if a.id == self.world.controlled:
+                pygame.draw.ellipse(view, (80, 230, 120), pygame.Rect(sx, sy + size - size // 3, size, size // 2), 3)
+                tag = self.text.render("YOU", 16, (20, 90, 40))
+                draw_box(view, pygame.Rect(sx + size // 2 - tag.get_width() // 2 - 3, sy - 16, tag.get_width() + 6, 15),
+                         (200, 250, 210), (80, 230, 120), radius=4)
+                view.blit(tag, (sx + size // 2 - tag.get_width() // 2, sy - 15))
+            elif a.id == self.selected:
                 pygame.draw.ellipse(view, (255, 230, 80), pygame.Rect(sx + 2, sy + size - size // 4, size - 4, size // 3), 2)
             view.blit(self.sprites.get(a.sprite, a.facing, step, z), (sx, sy))
             role = "measurement" if a.role == "technician" else a.role
-            if a.state == "thinking":
+            if a.state == "thinking" and a.id != self.world.controlled:  # the person's turn is shown in the bar
                 bubbles.append((a, (sx + size // 2, sy), role, True))
             elif a.speech:
                 bubbles.append((a, (sx + size // 2, sy), role, False))
@@ -195,7 +334,9 @@ class SimulationScreen:
         if a is None:
             return
         enc = next((e for e in self.world.encounters if e.case.id == a.case_id), None)
-        lines = [f"{a.id} ({a.role})", f"state: {a.state}", f"doing: {a.purpose or '-'}"]
+        state = "your turn" if a.id == self.world.controlled and self.request() is not None else a.state
+        who = f"{a.id} ({a.role}{', you' if a.id == self.world.controlled else ''})"
+        lines = [who, f"state: {state}", f"doing: {a.purpose or '-'}"]
         if a.case_id:
             lines.append(f"case: {a.case_id}")
         if enc is not None:
@@ -256,7 +397,7 @@ class SimulationScreen:
 def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = False, frames: int | None = None,
                screenshot: Path | None = None, size: tuple[int, int] = (1280, 720), speed: int = 2,
                select: str | None = None, title: str = "medsim", fixed_dt: float | None = None,
-               zoom: float | None = None) -> dict[str, Any]:
+               zoom: float | None = None, play_as: str | None = None) -> dict[str, Any]:
     """Open the window (or the SDL dummy driver when ``headless``) and run the loop.
     Returns frame-time figures."""
     if headless:
@@ -275,6 +416,8 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
             ui.cam.clamp()
         if select:
             ui.select(select)
+        if play_as:
+            ui.take_over({"doctor": "doctor-1", "patient": "patient-1", "technician": "technician"}.get(play_as, play_as))
         clock = pygame.time.Clock()
         times: list[float] = []
         n = 0
@@ -282,9 +425,9 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
             real_dt = fixed_dt if fixed_dt is not None else (clock.tick(60) / 1000.0)
             t0 = time.perf_counter()
             for ev in pygame.event.get():
-                ui.handle(ev)
-            ui.update(real_dt)
-            ui.draw(screen)
+                ui.stack.handle(ev)
+            ui.stack.update(real_dt)
+            ui.stack.draw(screen)
             pygame.display.flip()
             times.append(time.perf_counter() - t0)
             n += 1

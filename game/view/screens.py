@@ -1,0 +1,281 @@
+"""The view as a stack of screens (Tuxemon's state stack): the top screen takes input
+first, and a modal screen (a text box, a menu, the help) takes every key, so typing and
+menus never trigger a game control. Screens below still draw."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import pygame
+
+from game.view.render import INK, PAPER, TextCache, draw_box, wrap
+
+__all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "MAX_TEXT"]
+
+MAX_TEXT = 500
+
+
+class Screen:
+    modal = False  # takes every input event while on top
+
+    def handle(self, ev: pygame.event.Event) -> bool:
+        """True if the event was used."""
+        return False
+
+    def update(self, real_dt: float) -> None:
+        pass
+
+    def draw(self, screen: pygame.Surface) -> None:
+        pass
+
+
+class ScreenStack:
+    def __init__(self) -> None:
+        self.screens: list[Screen] = []
+
+    def push(self, s: Screen) -> Screen:
+        self.screens.append(s)
+        return s
+
+    def remove(self, s: Screen) -> None:
+        if s in self.screens:
+            self.screens.remove(s)
+
+    @property
+    def top(self) -> Screen | None:
+        return self.screens[-1] if self.screens else None
+
+    @property
+    def typing(self) -> bool:
+        """A modal screen is open: no game control may act (keyboard polling included)."""
+        return any(s.modal for s in self.screens)
+
+    def handle(self, ev: pygame.event.Event) -> None:
+        for s in reversed(list(self.screens)):
+            if s.handle(ev) or s.modal:
+                return
+
+    def update(self, real_dt: float) -> None:
+        for s in list(self.screens):
+            s.update(real_dt)
+
+    def draw(self, screen: pygame.Surface) -> None:
+        for s in list(self.screens):
+            s.draw(screen)
+
+
+def _clipboard_text() -> str:
+    """The clipboard's text, or "" where there is none (the dummy driver)."""
+    try:
+        if not pygame.scrap.get_init():
+            pygame.scrap.init()
+        t = pygame.scrap.get_text()
+        return t or ""
+    except (pygame.error, AttributeError, NotImplementedError):
+        return ""
+
+
+class TextBox(Screen):
+    """One line of text: any Unicode (TEXTINPUT events), editing keys (Backspace,
+    Delete, Left/Right, Home/End, Ctrl+U clears), paste (Ctrl+V), a visible length limit,
+    history (Up/Down). Enter submits a non-empty line, Esc cancels."""
+
+    modal = True
+
+    def __init__(self, stack: ScreenStack, text: TextCache, title: str, on_submit: Callable[[str], None],
+                 *, on_cancel: Callable[[], None] | None = None, history: list[str] | None = None,
+                 max_len: int = MAX_TEXT, hint: str = "Enter: send   Esc: cancel   Up: earlier lines"):
+        self.stack, self.text, self.title = stack, text, title
+        self.on_submit, self.on_cancel = on_submit, on_cancel
+        self.history = history if history is not None else []
+        self.max_len, self.hint = max_len, hint
+        self.value, self.cursor = "", 0
+        self._hist_i = len(self.history)
+        self.warning = ""
+        pygame.key.start_text_input()
+
+    def _insert(self, s: str) -> None:
+        s = "".join(ch for ch in s if ch.isprintable())
+        room = self.max_len - len(self.value)
+        if len(s) > room:
+            self.warning = f"limit of {self.max_len} characters reached"
+            s = s[:max(0, room)]
+        self.value = self.value[: self.cursor] + s + self.value[self.cursor:]
+        self.cursor += len(s)
+
+    def close(self) -> None:
+        pygame.key.stop_text_input()
+        self.stack.remove(self)
+
+    def handle(self, ev: pygame.event.Event) -> bool:
+        if ev.type == pygame.TEXTINPUT:
+            self._insert(ev.text)
+            return True
+        if ev.type != pygame.KEYDOWN:
+            return ev.type in (pygame.KEYUP, pygame.TEXTEDITING)
+        k, mods = ev.key, getattr(ev, "mod", 0)
+        ctrl = bool(mods & pygame.KMOD_CTRL)
+        self.warning = ""
+        if k in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            line = " ".join(self.value.split())
+            if not line:
+                self.warning = "type something first (Esc cancels)"
+                return True
+            self.history.append(line)
+            self.close()
+            self.on_submit(line)
+        elif k == pygame.K_ESCAPE:
+            self.close()
+            if self.on_cancel:
+                self.on_cancel()
+        elif k == pygame.K_BACKSPACE:
+            if self.cursor:
+                self.value = self.value[: self.cursor - 1] + self.value[self.cursor:]
+                self.cursor -= 1
+        elif k == pygame.K_DELETE:
+            self.value = self.value[: self.cursor] + self.value[self.cursor + 1:]
+        elif k == pygame.K_LEFT:
+            self.cursor = max(0, self.cursor - 1)
+        elif k == pygame.K_RIGHT:
+            self.cursor = min(len(self.value), self.cursor + 1)
+        elif k == pygame.K_HOME:
+            self.cursor = 0
+        elif k == pygame.K_END:
+            self.cursor = len(self.value)
+        elif k == pygame.K_UP and self.history:
+            self._hist_i = max(0, self._hist_i - 1)
+            self.value = self.history[self._hist_i]
+            self.cursor = len(self.value)
+        elif k == pygame.K_DOWN and self.history:
+            self._hist_i = min(len(self.history), self._hist_i + 1)
+            self.value = self.history[self._hist_i] if self._hist_i < len(self.history) else ""
+            self.cursor = len(self.value)
+        elif ctrl and k == pygame.K_v:
+            self._insert(" ".join(_clipboard_text().split()))
+        elif ctrl and k == pygame.K_u:
+            self.value, self.cursor = "", 0
+        return True  # modal: every key is the text box's
+
+    def draw(self, screen: pygame.Surface) -> None:
+        w = min(820, screen.get_width() - 40)
+        lines = wrap(self.value[: self.cursor] + "|" + self.value[self.cursor:], 88) or ("|",)
+        lines = lines[-4:]
+        h = 70 + 20 * len(lines)
+        rect = pygame.Rect((screen.get_width() - w) // 2, screen.get_height() - h - 40, w, h)
+        draw_box(screen, rect, PAPER, (255, 200, 60), radius=10, alpha=245)
+        screen.blit(self.text.render(self.title, 22, INK), (rect.x + 12, rect.y + 8))
+        count = self.text.render(f"{len(self.value)}/{self.max_len}", 18,
+                                 (190, 60, 50) if len(self.value) >= self.max_len else (110, 110, 120))
+        screen.blit(count, (rect.right - count.get_width() - 12, rect.y + 10))
+        for i, line in enumerate(lines):
+            screen.blit(self.text.render(line, 20, INK), (rect.x + 12, rect.y + 32 + 20 * i))
+        foot = self.warning or self.hint
+        screen.blit(self.text.render(foot, 17, (190, 60, 50) if self.warning else (110, 110, 120)),
+                    (rect.x + 12, rect.bottom - 22))
+
+
+@dataclass(frozen=True)
+class MenuItem:
+    label: str
+    value: Any = None
+    header: bool = False  # a group title, not choosable
+
+
+class MenuScreen(Screen):
+    """A list to choose from: Up/Down (PageUp/PageDown, Home/End), Enter chooses, Esc
+    cancels; a digit jumps to that item of the visible page."""
+
+    modal = True
+
+    def __init__(self, stack: ScreenStack, text: TextCache, title: str, items: Sequence[MenuItem],
+                 on_choose: Callable[[Any], None], *, on_cancel: Callable[[], None] | None = None):
+        self.stack, self.text, self.title, self.items = stack, text, title, list(items)
+        self.on_choose, self.on_cancel = on_choose, on_cancel
+        self.choosable = [i for i, it in enumerate(self.items) if not it.header]
+        if not self.choosable:
+            raise ValueError("a menu needs at least one item to choose")
+        self.at = 0  # index into choosable
+        self.rows = 18
+
+    def move(self, d: int) -> None:
+        self.at = max(0, min(len(self.choosable) - 1, self.at + d))
+
+    def select_label(self, label: str) -> None:
+        for j, i in enumerate(self.choosable):
+            if self.items[i].label == label:
+                self.at = j
+                return
+        raise KeyError(label)
+
+    def handle(self, ev: pygame.event.Event) -> bool:
+        if ev.type != pygame.KEYDOWN:
+            return ev.type in (pygame.KEYUP, pygame.TEXTINPUT, pygame.TEXTEDITING)
+        k = ev.key
+        if k in (pygame.K_DOWN, pygame.K_s):
+            self.move(1)
+        elif k in (pygame.K_UP, pygame.K_w):
+            self.move(-1)
+        elif k == pygame.K_PAGEDOWN:
+            self.move(10)
+        elif k == pygame.K_PAGEUP:
+            self.move(-10)
+        elif k == pygame.K_HOME:
+            self.at = 0
+        elif k == pygame.K_END:
+            self.at = len(self.choosable) - 1
+        elif k in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            item = self.items[self.choosable[self.at]]
+            self.stack.remove(self)
+            self.on_choose(item.value)
+        elif k == pygame.K_ESCAPE:
+            self.stack.remove(self)
+            if self.on_cancel:
+                self.on_cancel()
+        return True
+
+    def draw(self, screen: pygame.Surface) -> None:
+        w, row = 460, 22
+        sel = self.choosable[self.at]
+        first = max(0, min(sel - self.rows // 2, len(self.items) - self.rows))
+        shown = self.items[first: first + self.rows]
+        h = 64 + row * len(shown)
+        rect = pygame.Rect((screen.get_width() - w) // 2 - 150, 60, w, h)
+        draw_box(screen, rect, PAPER, (90, 160, 255), radius=10, alpha=245)
+        screen.blit(self.text.render(self.title, 22, INK), (rect.x + 12, rect.y + 8))
+        for j, it in enumerate(shown):
+            y = rect.y + 36 + row * j
+            if first + j == sel:
+                pygame.draw.rect(screen, (255, 226, 120), pygame.Rect(rect.x + 6, y - 2, w - 12, row), border_radius=4)
+            colour = (40, 80, 150) if it.header else INK
+            screen.blit(self.text.render(it.label if it.header else f"   {it.label}", 19, colour), (rect.x + 12, y))
+        screen.blit(self.text.render("Up/Down choose   Enter order   Esc cancel", 17, (110, 110, 120)),
+                    (rect.x + 12, rect.bottom - 22))
+
+
+@dataclass
+class HelpScreen(Screen):
+    """Every key, grouped; F1 or Esc closes it."""
+
+    stack: ScreenStack
+    text: TextCache
+    groups: Sequence[tuple[str, Sequence[tuple[str, str]]]] = field(default_factory=tuple)
+    modal = True
+
+    def handle(self, ev: pygame.event.Event) -> bool:
+        if ev.type == pygame.KEYDOWN and ev.key in (pygame.K_F1, pygame.K_ESCAPE):
+            self.stack.remove(self)
+        return True
+
+    def draw(self, screen: pygame.Surface) -> None:
+        n = sum(len(keys) + 2 for _, keys in self.groups)
+        rect = pygame.Rect(60, 50, 620, 40 + 20 * n)
+        draw_box(screen, rect, PAPER, (255, 200, 60), radius=10, alpha=245)
+        y = rect.y + 12
+        for title, keys in self.groups:
+            screen.blit(self.text.render(title, 21, (40, 80, 150)), (rect.x + 14, y))
+            y += 22
+            for key, what in keys:
+                screen.blit(self.text.render(key, 19, INK), (rect.x + 24, y))
+                screen.blit(self.text.render(what, 19, (60, 60, 70)), (rect.x + 190, y))
+                y += 20
+            y += 18

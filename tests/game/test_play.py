@@ -1,0 +1,194 @@
+"""A person plays in the window, driven by real pygame key and text events (SDL dummy
+driver: no window opens)."""
+import os
+
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ["SDL_AUDIODRIVER"] = "dummy"
+
+import time  # noqa: E402
+
+import pygame  # noqa: E402
+import pytest  # noqa: E402
+
+from agents.events import EventLog, read_events  # noqa: E402
+from agents.llm.llamacpp import LlamaPool  # noqa: E402
+from game.control import PlayerIO  # noqa: E402
+from game.resources import assets_dir, default_map_path  # noqa: E402
+from game.runner import ThreadRunner  # noqa: E402
+from game.view.app import SimulationScreen  # noqa: E402
+from game.view.screens import MenuScreen, TextBox  # noqa: E402
+from medsim.play import build_shift  # noqa: E402
+from medsim.spec import build_spec  # noqa: E402
+
+
+@pytest.fixture
+def hospital(tmp_path):
+    pygame.init()
+    screen = pygame.display.set_mode((1280, 720))
+    player, runner = PlayerIO(), ThreadRunner(3)
+    log = EventLog(tmp_path / "shift.jsonl")
+    log.__enter__()
+    spec = build_spec(None, {"world.doctors": 1, "world.patients": 1, "world.arrival_interval_s": 1.0})
+    world = build_shift(spec, runner=runner, log=log, pool=LlamaPool(), player=player)
+    ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+    ui.speed_i = 3
+    try:
+        yield ui, screen, tmp_path / "shift.jsonl"
+    finally:
+        player.close()
+        runner.close()
+        log.__exit__(None, None, None)
+        pygame.quit()
+
+
+def key(k, mod=0):
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=mod, unicode="", scancode=0))
+
+
+def text(s):
+    pygame.event.post(pygame.event.Event(pygame.TEXTINPUT, text=s))
+
+
+def frame(ui, screen, n=1):
+    for _ in range(n):
+        for ev in pygame.event.get():
+            ui.stack.handle(ev)
+        ui.stack.update(0.05)
+        ui.stack.draw(screen)
+
+
+def wait_for_turn(ui, screen, limit_s=60):
+    deadline = time.time() + limit_s
+    while ui.request() is None and time.time() < deadline:
+        frame(ui, screen)
+        time.sleep(0.001)
+    assert ui.request() is not None, "the person's turn never came"
+    return ui.request()
+
+
+def test_a_player_plays_a_whole_case_with_the_keyboard(hospital):
+    ui, screen, log = hospital
+    ui.select("doctor-1")
+    key(pygame.K_t)  # take over the selected doctor
+    frame(ui, screen)
+    assert ui.world.controlled == "doctor-1"
+    for question in ("What brings you in today?", "Any medicines or allergies?"):
+        wait_for_turn(ui, screen)
+        key(pygame.K_RETURN)  # the text box
+        text(question)
+        key(pygame.K_RETURN)
+        frame(ui, screen)
+    wait_for_turn(ui, screen)
+    key(pygame.K_o)  # the test menu
+    frame(ui, screen)
+    menu = ui.stack.top
+    assert isinstance(menu, MenuScreen)
+    labels = [i.label for i in menu.items if not i.header]
+    for _ in range(labels.index("Complete blood count")):
+        key(pygame.K_DOWN)
+    key(pygame.K_RETURN)
+    frame(ui, screen)
+    req = wait_for_turn(ui, screen)
+    assert req.obs.text.startswith("Technician: RESULTS")  # the result came back
+    case = ui.world.encounters[0].case
+    key(pygame.K_x)
+    text(case.diagnosis)
+    key(pygame.K_RETURN)
+    deadline = time.time() + 60
+    while not ui.world.finished and time.time() < deadline:
+        frame(ui, screen)
+    row = ui.world.finished[0]
+    assert row["status"] == "diagnosed" and row["correct"] is True
+    assert row["tests_requested"] == ["Complete blood count"] and row["turns"] == 4
+    ev = read_events(log)
+    doctor = [e for e in ev if e["type"] == "utterance" and e["speaker"] == "doctor"]
+    assert [e["source"] for e in doctor] == ["human"] * 4
+    assert any(e["type"] == "test_trip" and e["room"] == "lab" for e in ev)
+
+
+def test_keys_typed_in_the_text_box_move_nothing(hospital):
+    ui, screen, _ = hospital
+    ui.select("doctor-1")
+    key(pygame.K_t)
+    wait_for_turn(ui, screen)
+    before = (ui.paused, ui.speed_i, ui.selected, ui.world.controlled, ui.cam.x, ui.cam.y, ui.cam.zoom_i, ui.cam.follow)
+    key(pygame.K_RETURN)
+    frame(ui, screen)
+    box = ui.stack.top
+    assert isinstance(box, TextBox)
+    for k in (pygame.K_SPACE, pygame.K_1, pygame.K_4, pygame.K_t, pygame.K_g, pygame.K_f, pygame.K_TAB, pygame.K_q,
+              pygame.K_PLUS, pygame.K_MINUS, pygame.K_o, pygame.K_x, pygame.K_F1, pygame.K_w, pygame.K_a):
+        key(k)
+    text("t g 1 4 wasd")
+    frame(ui, screen, 3)
+    after = (ui.paused, ui.speed_i, ui.selected, ui.world.controlled, ui.cam.x, ui.cam.y, ui.cam.zoom_i, ui.cam.follow)
+    assert after == before and ui.running and ui.stack.top is box and box.value == "t g 1 4 wasd"
+
+
+def test_empty_long_and_non_ascii_input(hospital):
+    ui, screen, log = hospital
+    ui.select("doctor-1")
+    key(pygame.K_t)
+    wait_for_turn(ui, screen)
+    key(pygame.K_RETURN)
+    key(pygame.K_RETURN)  # empty: nothing is sent, the box stays open and says why
+    frame(ui, screen)
+    box = ui.stack.top
+    assert isinstance(box, TextBox) and "type something" in box.warning and ui.request() is not None
+    text("x" * 700)
+    frame(ui, screen)
+    assert len(box.value) == 500 and "limit of 500" in box.warning
+    key(pygame.K_u, pygame.KMOD_CTRL)  # clear
+    text("Ça fait mal depuis hier — où exactement ? 😣")
+    key(pygame.K_LEFT)
+    key(pygame.K_BACKSPACE)  # the space before the emoji
+    key(pygame.K_RETURN)
+    frame(ui, screen, 2)
+    deadline = time.time() + 30
+    said = []
+    while not said and time.time() < deadline:
+        frame(ui, screen)
+        said = [e["text"] for e in read_events(log) if e["type"] == "utterance" and e["speaker"] == "doctor"]
+    assert said == ["Ça fait mal depuis hier — où exactement ?😣"]
+    # the history brings the line back
+    wait_for_turn(ui, screen)
+    key(pygame.K_RETURN)
+    key(pygame.K_UP)
+    frame(ui, screen)
+    assert ui.stack.top.value == "Ça fait mal depuis hier — où exactement ?😣"
+
+
+def test_giving_back_mid_consultation_lets_the_ai_finish(hospital):
+    ui, screen, log = hospital
+    ui.select("doctor-1")
+    key(pygame.K_t)
+    wait_for_turn(ui, screen)
+    key(pygame.K_RETURN)
+    text("Where does it hurt?")
+    key(pygame.K_RETURN)
+    frame(ui, screen)
+    wait_for_turn(ui, screen)
+    key(pygame.K_g)  # back to the AI, while the world waits for the person's turn
+    deadline = time.time() + 60
+    while not ui.world.finished and time.time() < deadline:
+        frame(ui, screen)
+    assert ui.world.finished and ui.world.finished[0]["status"] == "diagnosed"
+    doctor = [e for e in read_events(log) if e["type"] == "utterance" and e["speaker"] == "doctor"]
+    assert doctor[0]["source"] == "human" and {e["source"] for e in doctor[1:]} == {"llm"}
+    assert [e["turn"] for e in doctor] == list(range(1, len(doctor) + 1))
+
+
+def test_help_and_take_over_without_a_selection(hospital):
+    ui, screen, _ = hospital
+    key(pygame.K_t)
+    frame(ui, screen)
+    assert ui.world.controlled is None and "Select an agent first" in ui.flash
+    key(pygame.K_F1)
+    frame(ui, screen)
+    assert type(ui.stack.top).__name__ == "HelpScreen"
+    key(pygame.K_SPACE)  # the help is modal too
+    frame(ui, screen)
+    assert not ui.paused
+    key(pygame.K_F1)
+    frame(ui, screen)
+    assert ui.stack.top is ui
