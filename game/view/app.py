@@ -12,7 +12,7 @@ import pygame
 from game.catalogue import test_menu
 from game.view.camera import Camera
 from game.view.render import ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble, wrap
-from game.view.screens import HelpScreen, MenuItem, MenuScreen, Screen, ScreenStack, TextBox
+from game.view.screens import EndOfShiftScreen, HelpScreen, MenuItem, MenuScreen, Screen, ScreenStack, TextBox
 from game.world import World
 
 __all__ = ["SimulationScreen", "run_window"]
@@ -22,6 +22,20 @@ PANEL_W = 380
 HUD_H = 34
 
 
+def _short_demographics(text: str) -> str:
+    """'19-year-old woman' -> '19F', '6-month-old boy' -> '6moM'."""
+    import re
+
+    t = text.lower()
+    age = re.search(r"(\d+)[\s-]*(year|yr|month|week|day)", t)
+    sex = "F" if re.search(r"\b(woman|female|girl|lady|mother)\b", t) else \
+        "M" if re.search(r"\b(man|male|boy|gentleman|father)\b", t) else ""
+    if not age:
+        return sex
+    unit = {"year": "", "yr": "", "month": "mo", "week": "wk", "day": "d"}[age.group(2)]
+    return f"{age.group(1)}{unit}{sex}"
+
+
 def _clock_text(t: float) -> str:
     minutes = int(t // 60)
     return f"{8 + minutes // 60:02d}:{minutes % 60:02d}:{int(t % 60):02d}"
@@ -29,7 +43,7 @@ def _clock_text(t: float) -> str:
 
 KEYS = (
     ("Watching", (("Space", "pause / go on"), ("1 2 3 4", "speed 1x 2x 4x 8x"), ("Arrows / WASD", "pan"),
-                  ("+ / - / wheel", "zoom"), ("Click / Tab", "select an agent (and follow it)"),
+                  ("+ / - / wheel", "zoom"), ("Z", "the whole map / every room"), ("M / N", "minimap / name tags"), ("Click / Tab", "select an agent (and follow it)"),
                   ("F", "follow the selected agent or not"), ("PgUp / PgDn", "scroll the dialogue"),
                   ("Esc", "deselect; Esc again or Q quits"))),
     ("Playing", (("T", "take over the selected agent (doctor, patient or technician)"),
@@ -62,12 +76,15 @@ class SimulationScreen(Screen):
         ts = self.map_img.tile
         self.ts = ts
         self.cam = Camera(size[0] - PANEL_W, size[1] - HUD_H, world.map.width * ts, world.map.height * ts)
-        self.cam.zoom_i = 1
-        # start over the building: the bounding box of the rooms, entrance forecourt aside
+        # start with every room in view: the rooms' bounding box, entrance forecourt aside
         rooms = [r.rect for r in world.map.rooms.values() if r.name != "entrance"] or [r.rect for r in world.map.rooms.values()]
-        x0, y0 = min(r.x0 for r in rooms), min(r.y0 for r in rooms)
-        x1, y1 = max(r.x1 for r in rooms), max(r.y1 for r in rooms)
-        self.cam.centre_on((x0 + x1) / 2 * ts, (y0 + y1) / 2 * ts)
+        self.building = (min(r.x0 for r in rooms) * ts, min(r.y0 for r in rooms) * ts,
+                         (max(r.x1 for r in rooms) + 1) * ts, (max(r.y1 for r in rooms) + 1) * ts)
+        self.cam.fit(*self.building)
+        self.show_minimap = True
+        self.show_tags = True
+        self._minimap: pygame.Surface | None = None
+        self._ended = False
         self.paused = False
         self.speed_i = 1
         self.selected: str | None = None
@@ -95,6 +112,17 @@ class SimulationScreen(Screen):
                 self.cam.zoom_by(1)
             elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
                 self.cam.zoom_by(-1)
+            elif k == pygame.K_z:
+                whole = (0, 0, self.cam.world_w, self.cam.world_h)
+                fit_all = min(self.cam.view_w / self.cam.world_w, self.cam.view_h / self.cam.world_h)
+                if abs(self.cam.zoom - round(fit_all * 0.98, 3)) < 1e-6:
+                    self.cam.fit(*self.building)
+                else:
+                    self.cam.fit(*whole)
+            elif k == pygame.K_m:
+                self.show_minimap = not self.show_minimap
+            elif k == pygame.K_n:
+                self.show_tags = not self.show_tags
             elif k == pygame.K_TAB:
                 ids = [a.id for a in self._visible_actors()]
                 if ids:
@@ -108,13 +136,27 @@ class SimulationScreen(Screen):
                 self.scroll = max(0, self.scroll - 5)
         elif ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1:
             if ev.pos[0] < self.cam.view_w and ev.pos[1] > HUD_H:
-                self.click(ev.pos[0], ev.pos[1] - HUD_H)
+                if not self._minimap_click(ev.pos[0], ev.pos[1] - HUD_H):
+                    self.click(ev.pos[0], ev.pos[1] - HUD_H)
         elif ev.type == pygame.MOUSEWHEEL:
             if pygame.mouse.get_pos()[0] >= self.cam.view_w:
                 self.scroll = max(0, self.scroll + ev.y * 2)
             else:
                 self.cam.zoom_by(1 if ev.y > 0 else -1)
         return True
+
+    def quit(self) -> None:
+        self.running = False
+
+    def case_minutes(self) -> dict[str, float]:
+        """Sim minutes from the start of each consultation to its verdict (where the world
+        recorded both)."""
+        out = {}
+        for e in self.world.encounters:
+            t0, t1 = getattr(e, "started_t", None), getattr(e, "judged_t", None)
+            if t0 is not None and t1 is not None:
+                out[e.case.id] = (t1 - t0) / 60.0
+        return out
 
     # -- the person ---------------------------------------------------------------
     def say_to_player(self, text: str, seconds: float = 4.0) -> None:
@@ -226,6 +268,10 @@ class SimulationScreen(Screen):
             n = max(1, int(sim_dt / 0.1 + 0.999))
             for _ in range(n):
                 self.world.step(sim_dt / n)
+        if self.world.done and not self._ended:
+            self._ended = True
+            self.stack.push(EndOfShiftScreen(self.stack, self.text, self.world.stats(), self.world.finished,
+                                             self.case_minutes(), self.quit))
         if self.cam.follow and self.cam.follow in self.world.actors:
             ax, ay = self.world.actors[self.cam.follow].render_pos()
             self.cam.centre_on((ax + 0.5) * self.ts, (ay + 0.5) * self.ts)
@@ -238,9 +284,67 @@ class SimulationScreen(Screen):
         self._draw_actors(view)
         self._draw_popups(view)
         self._draw_selected_info(view)
+        if self.show_minimap and not self._all_in_view():
+            self._draw_minimap(view)
         self._draw_hud(screen)
         self._draw_panel(screen)
         self._draw_player_bar(view)
+
+    def tag_text(self, a: Any) -> str:
+        """Who is who: "Dr 1", "Tech", "P3 19F"."""
+        if a.role == "doctor":
+            return "Dr " + a.id.split("-")[-1]
+        if a.role == "technician":
+            return "Tech"
+        enc = next((e for e in self.world.encounters if e.patient is a), None)
+        short = _short_demographics(enc.case.demographics) if enc else ""
+        return f"P{a.id.split('-')[-1]}" + (f" {short}" if short else "")
+
+    def _draw_tag(self, view: pygame.Surface, a: Any, cx: int, bottom: int, role: str) -> None:
+        img = self.text.render(self.tag_text(a), 15, (255, 255, 255))
+        colour = ACCENT.get(role, INK)
+        rect = pygame.Rect(cx - img.get_width() // 2 - 3, bottom - 2, img.get_width() + 6, img.get_height() + 1)
+        draw_box(view, rect, tuple(max(0, c - 70) for c in colour), colour, radius=4, alpha=215)  # type: ignore[arg-type]
+        view.blit(img, (rect.x + 3, rect.y + 1))
+
+    def _minimap_rect(self) -> pygame.Rect:
+        w = 190
+        h = int(w * self.cam.world_h / self.cam.world_w)
+        return pygame.Rect(self.cam.view_w - w - 8, 72, w, h)
+
+    def _all_in_view(self) -> bool:
+        """The whole map is on screen (the minimap would add nothing)."""
+        x0, y0 = self.cam.to_world(0, 0)
+        x1, y1 = self.cam.to_world(self.cam.view_w, self.cam.view_h)
+        return x0 <= 0 and y0 <= 0 and x1 >= self.cam.world_w and y1 >= self.cam.world_h
+
+    def _minimap_click(self, sx: int, sy: int) -> bool:
+        if not self.show_minimap or self._all_in_view():
+            return False
+        r = self._minimap_rect()
+        if not r.collidepoint(sx, sy):
+            return False
+        self.cam.follow = None
+        self.cam.centre_on((sx - r.x) / r.w * self.cam.world_w, (sy - r.y) / r.h * self.cam.world_h)
+        return True
+
+    def _draw_minimap(self, view: pygame.Surface) -> None:
+        r = self._minimap_rect()
+        if self._minimap is None or self._minimap.get_size() != r.size:
+            self._minimap = pygame.transform.smoothscale(self.map_img.surface, r.size)
+        view.blit(self._minimap, r.topleft)
+        pygame.draw.rect(view, (240, 240, 250), r, 2)
+        sx, sy = r.w / self.cam.world_w, r.h / self.cam.world_h
+        for a in self._visible_actors():
+            ax, ay = a.render_pos()
+            role = "measurement" if a.role == "technician" else a.role
+            colour = (80, 230, 120) if a.id == self.world.controlled else ACCENT.get(role, INK)
+            pygame.draw.circle(view, colour, (r.x + int((ax + 0.5) * self.ts * sx), r.y + int((ay + 0.5) * self.ts * sy)), 3)
+        x0, y0 = self.cam.to_world(0, 0)
+        x1, y1 = self.cam.to_world(self.cam.view_w, self.cam.view_h)
+        box = pygame.Rect(r.x + int(max(0, x0) * sx), r.y + int(max(0, y0) * sy),
+                          int((min(self.cam.world_w, x1) - max(0, x0)) * sx), int((min(self.cam.world_h, y1) - max(0, y0)) * sy))
+        pygame.draw.rect(view, (255, 230, 80), box.clip(r), 2)
 
     def _draw_player_bar(self, view: pygame.Surface) -> None:
         """The help line, and what the world waits for when the person controls an agent."""
@@ -264,7 +368,7 @@ class SimulationScreen(Screen):
         else:
             text = "T: take over the selected agent   F1: all keys"
         img = self.text.render(text, 18, (240, 242, 248))
-        rect = pygame.Rect(8, view.get_height() - 26, img.get_width() + 12, 20)
+        rect = pygame.Rect(8, 6, img.get_width() + 12, 20)
         draw_box(view, rect, (40, 50, 70), (40, 50, 70), radius=4, alpha=180)
         view.blit(img, (rect.x + 6, rect.y + 2))
 
@@ -273,8 +377,8 @@ class SimulationScreen(Screen):
         img = self.map_img.at(z)
         left, top = self.cam.to_world(0, 0)
         view.blit(img, (0, 0), pygame.Rect(int(left * z), int(top * z), self.cam.view_w, self.cam.view_h))
-        if z >= 0.5:
-            size = 16 if z >= 0.75 else 14
+        if z >= 0.4:
+            size = 16 if z >= 0.75 else 14 if z >= 0.5 else 13
             for room in self.world.map.rooms.values():
                 if room.name.startswith("corridor") or room.name == "entrance":
                     continue
@@ -308,6 +412,8 @@ class SimulationScreen(Screen):
                 pygame.draw.ellipse(view, (255, 230, 80), pygame.Rect(sx + 2, sy + size - size // 4, size - 4, size // 3), 2)
             view.blit(self.sprites.get(a.sprite, a.facing, step, z), (sx, sy))
             role = "measurement" if a.role == "technician" else a.role
+            if self.show_tags and a.id != self.world.controlled:
+                self._draw_tag(view, a, sx + size // 2, sy + size, role)
             if a.state == "thinking" and a.id != self.world.controlled:  # the person's turn is shown in the bar
                 bubbles.append((a, (sx + size // 2, sy), role, True))
             elif a.speech:
@@ -369,25 +475,53 @@ class SimulationScreen(Screen):
         if enc is None or enc.sink is None:
             return "Dialogue", []
         who = {"doctor": "Doctor", "patient": "Patient", "measurement": "Technician"}
+        self._panel_enc = enc
         return (f"{enc.case.id}: {enc.case.demographics}",
                 [(u.speaker, f"{who.get(u.speaker, u.speaker)}: {u.text}") for u in enc.sink.utterances])
+
+    def _panel_header(self) -> tuple[str, str, tuple[int, int, int]]:
+        """The room, the doctor and the verdict of the consultation in the panel."""
+        enc = getattr(self, "_panel_enc", None)
+        if enc is None:
+            return "", "", PANEL_TEXT
+        where = f"{(enc.room or '-').replace('_', ' ')} · {enc.doctor.id if enc.doctor else '-'} · {enc.patient.id}"
+        row = enc.result
+        if row is None:
+            return where, "", PANEL_TEXT
+        if row["error"]:
+            return where, f"Error: {row['error'][:60]}", (240, 150, 90)
+        if row["status"] == "failed":
+            return where, "Failed consultation (not scored)", (240, 150, 90)
+        ok = bool(row["correct"])
+        return where, (f"{'CORRECT' if ok else 'WRONG'}: {row['diagnosis'] or 'no diagnosis'}"
+                       + ("" if ok else f" (key: {row['truth']})")), ((120, 220, 130) if ok else (240, 120, 110))
 
     def _draw_panel(self, screen: pygame.Surface) -> None:
         x0 = screen.get_width() - PANEL_W
         rect = pygame.Rect(x0, HUD_H, PANEL_W, screen.get_height() - HUD_H)
         pygame.draw.rect(screen, PANEL, rect)
+        self._panel_enc = None
         title, items = self._dialogue()
         screen.blit(self.text.render(title[:44], 21, (255, 255, 255)), (x0 + 12, HUD_H + 10))
+        where, verdict, vcol = self._panel_header()
+        top = HUD_H + 38
+        if where:
+            screen.blit(self.text.render(where[:52], 17, (170, 176, 190)), (x0 + 12, HUD_H + 30))
+            top += 8
+        if verdict:
+            for i, line in enumerate(wrap(verdict, 44, 2)):
+                screen.blit(self.text.render(line, 18, vcol), (x0 + 12, top + 18 * i))
+            top += 18 * len(wrap(verdict, 44, 2)) + 6
         lines: list[tuple[str, str]] = []
         for speaker, text in items:
             for i, line in enumerate(wrap(text, 46)):
                 lines.append((speaker if i == 0 else "", line))
             lines.append(("", ""))
         per = 18
-        room = (rect.height - 44) // per
+        room = (rect.bottom - top - 6) // per
         end = max(0, len(lines) - self.scroll)
         start = max(0, end - room)
-        y = HUD_H + 38
+        y = top
         for speaker, line in lines[start:end]:
             colour = ACCENT.get(speaker, PANEL_TEXT) if speaker else PANEL_TEXT
             screen.blit(self.text.render(line, 18, colour), (x0 + 12, y))
@@ -410,10 +544,7 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
         ui = SimulationScreen(world, map_path, assets, size, title)
         ui.speed_i = SPEEDS.index(speed) if speed in SPEEDS else 1
         if zoom is not None:
-            from game.view.camera import ZOOMS
-
-            ui.cam.zoom_i = min(range(len(ZOOMS)), key=lambda i: abs(ZOOMS[i] - zoom))
-            ui.cam.clamp()
+            ui.cam.set_zoom(zoom)
         if select:
             ui.select(select)
         if play_as:

@@ -18,14 +18,31 @@ class Camera:
     y: float = 0.0
     zoom_i: int = 2
     follow: str | None = None
+    levels: tuple[float, ...] = ZOOMS  # the zooms +/- step through (fit zooms are added)
 
     @property
     def zoom(self) -> float:
-        return ZOOMS[self.zoom_i]
+        return self.levels[self.zoom_i]
 
     def zoom_by(self, step: int) -> None:
-        self.zoom_i = max(0, min(len(ZOOMS) - 1, self.zoom_i + step))
+        self.zoom_i = max(0, min(len(self.levels) - 1, self.zoom_i + step))
         self.clamp()
+
+    def set_zoom(self, z: float) -> None:
+        """The level nearest ``z``."""
+        self.zoom_i = min(range(len(self.levels)), key=lambda i: abs(self.levels[i] - z))
+        self.clamp()
+
+    def fit(self, x0: float, y0: float, x1: float, y1: float, margin: float = 0.98) -> float:
+        """Zoom and centre so that the world rectangle (pixels) fits the view; the fit
+        zoom joins the levels. Returns it."""
+        z = round(min(self.view_w / max(1.0, x1 - x0), self.view_h / max(1.0, y1 - y0)) * margin, 3)
+        if z not in self.levels:
+            self.levels = tuple(sorted(set(self.levels) | {z}))
+        self.zoom_i = self.levels.index(z)
+        self.follow = None
+        self.centre_on((x0 + x1) / 2, (y0 + y1) / 2)
+        return z
 
     def pan(self, dx: float, dy: float) -> None:
         self.follow = None

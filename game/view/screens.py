@@ -10,7 +10,7 @@ import pygame
 
 from game.view.render import INK, PAPER, TextCache, draw_box, wrap
 
-__all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "MAX_TEXT"]
+__all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "EndOfShiftScreen", "MAX_TEXT"]
 
 MAX_TEXT = 500
 
@@ -279,3 +279,56 @@ class HelpScreen(Screen):
                 screen.blit(self.text.render(what, 19, (60, 60, 70)), (rect.x + 190, y))
                 y += 20
             y += 18
+
+
+class EndOfShiftScreen(Screen):
+    """The shift is over: cases seen, verdicts, accuracy with its interval, time per
+    case. Enter or Esc goes back to the hospital; Q quits."""
+
+    modal = True
+
+    def __init__(self, stack: ScreenStack, text: TextCache, stats: dict[str, Any], rows: Sequence[dict[str, Any]],
+                 minutes: dict[str, float], on_quit: Callable[[], None]):
+        self.stack, self.text, self.stats, self.rows = stack, text, stats, list(rows)
+        self.minutes, self.on_quit = minutes, on_quit
+
+    def handle(self, ev: pygame.event.Event) -> bool:
+        if ev.type == pygame.KEYDOWN:
+            if ev.key in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_ESCAPE):
+                self.stack.remove(self)
+            elif ev.key == pygame.K_q:
+                self.on_quit()
+        return True
+
+    def lines(self) -> list[tuple[str, tuple[int, int, int]]]:
+        s = self.stats
+        acc = ("-" if s["accuracy"] is None
+               else f"{s['accuracy']:.0%} (95% CI {s['ci95'][0]:.0%}-{s['ci95'][1]:.0%}, Wilson)")
+        mins = [m for m in self.minutes.values() if m is not None]
+        per = f"{sum(mins) / len(mins):.1f} sim-minutes per case" if mins else "-"
+        out = [(f"Cases seen: {s['seen']}   correct {s['correct']} of {s['scored']} scored   failed {s['failed']}   "
+                f"errors {s['errors']}", INK),
+               (f"Accuracy: {acc}", INK),
+               (f"Mean turns {s['mean_turns']}, mean tests {s['mean_tests']}; time: {per}", INK), ("", INK)]
+        for r in self.rows:
+            if r.get("error"):
+                verdict, col = "error", (190, 90, 40)
+            elif r.get("status") == "failed":
+                verdict, col = "failed", (190, 90, 40)
+            else:
+                verdict, col = ("correct", (40, 140, 60)) if r.get("correct") else ("wrong", (190, 60, 50))
+            m = self.minutes.get(r["case_id"])
+            t = f"{m:.1f} min" if m is not None else ""
+            out.append(("\t".join((r["case_id"][:16], verdict, t, (r.get("diagnosis") or "no diagnosis")[:60])), col))
+        return out
+
+    def draw(self, screen: pygame.Surface) -> None:
+        lines = self.lines()[:26]
+        rect = pygame.Rect(60, 60, min(880, screen.get_width() - 120), 70 + 21 * len(lines))
+        draw_box(screen, rect, PAPER, (90, 160, 255), radius=12, alpha=248)
+        screen.blit(self.text.render("End of the shift", 26, (40, 80, 150)), (rect.x + 16, rect.y + 12))
+        for i, (line, col) in enumerate(lines):
+            for cell, x in zip(line.split("\t"), (0, 150, 230, 310)):  # table rows are tab-separated cells
+                screen.blit(self.text.render(cell, 19, col), (rect.x + 16 + x, rect.y + 44 + 21 * i))
+        screen.blit(self.text.render("Enter: back to the hospital   Q: quit", 17, (110, 110, 120)),
+                    (rect.x + 16, rect.bottom - 24))

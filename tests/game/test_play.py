@@ -192,3 +192,49 @@ def test_help_and_take_over_without_a_selection(hospital):
     key(pygame.K_F1)
     frame(ui, screen)
     assert ui.stack.top is ui
+
+
+def test_the_view_shows_who_is_who_and_the_end_of_the_shift(tmp_path):
+    """Name tags, the panel's room/doctor/verdict, the whole-map zoom and the end-of-shift
+    screen, on a short scripted shift."""
+    from game.runner import InlineRunner
+    from game.view.app import _short_demographics
+    from game.view.screens import EndOfShiftScreen
+
+    assert [_short_demographics(d) for d in ("19-year-old woman", "A 58-year-old man", "6-month-old boy",
+                                              "newborn girl", "adult")] == ["19F", "58M", "6moM", "F", ""]
+    pygame.init()
+    screen = pygame.display.set_mode((1280, 720))
+    try:
+        spec = build_spec(None, {"world.doctors": 1, "world.patients": 2, "world.arrival_interval_s": 1.0})
+        world = build_shift(spec, runner=InlineRunner(), log=None, pool=LlamaPool())
+        ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+        ui.speed_i = 3
+        # the default view shows every room
+        for room in world.map.rooms.values():
+            sx, sy = ui.cam.to_screen(room.rect.x0 * ui.ts, room.rect.y0 * ui.ts)
+            ex, ey = ui.cam.to_screen((room.rect.x1 + 1) * ui.ts, (room.rect.y1 + 1) * ui.ts)
+            if room.name != "entrance":
+                assert sx >= 0 and sy >= 0 and ex <= ui.cam.view_w and ey <= ui.cam.view_h, room.name
+        frame(ui, screen, 400)
+        tags = {ui.tag_text(a) for a in world.actors.values() if a.present}
+        assert "Dr 1" in tags and "Tech" in tags and any(t.startswith("P1 ") for t in tags)
+        key(pygame.K_z)  # the whole map
+        frame(ui, screen)
+        assert ui._all_in_view()
+        deadline = time.time() + 60
+        while not isinstance(ui.stack.top, EndOfShiftScreen) and time.time() < deadline:
+            frame(ui, screen)
+        end = ui.stack.top
+        assert isinstance(end, EndOfShiftScreen)
+        text_lines = [line for line, _ in end.lines()]
+        assert text_lines[0].startswith("Cases seen: 2") and "Accuracy:" in text_lines[1]
+        assert sum(1 for line in text_lines if line.startswith(("demo-",))) == 2
+        ui.select("doctor-1")
+        where, verdict, _ = (ui._dialogue(), ui._panel_header())[1]
+        assert "doctor-1" in where and verdict.startswith(("CORRECT", "WRONG"))
+        key(pygame.K_RETURN)  # back to the hospital
+        frame(ui, screen)
+        assert ui.stack.top is ui
+    finally:
+        pygame.quit()
