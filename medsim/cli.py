@@ -388,7 +388,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless, frames=args.frames,
                screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt,
-               title=f"medsim replay: {args.run_dir.name}", zoom=args.zoom)
+               title=f"medsim replay: {args.run_dir.name}", zoom=args.zoom, replay=True)
     for r in world.finished:
         print(f"{r['case_id']}: {r['status']}, diagnosis {r['diagnosis']!r}, correct {r['correct']}")
     return 0

@@ -12,7 +12,8 @@ from agents.cases.registry import load_cases
 from agents.events import EventSink, SCHEMA_VERSION, read_events
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.replay import ReplayLLM
-from agents.participants import Participant, ReplayedParticipant
+from agents.participants import Participant, ReplayedParticipant, Switchable
+from agents.participants.replayed import recorded_turns
 from agents.provenance import git_revision, package_versions
 from agents.results import read_results
 from agents.roles import CONSULTATION_ROLES
@@ -121,6 +122,8 @@ def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any
     """A world that plays the cases of a ``medsim bench`` run from their event logs: the
     run rebuilt from the spec in the header, fed the recorded outputs. Returns the world
     and the recorded results rows it should reproduce."""
+    if Path(run_dir).is_file():
+        return _build_shift_replay(Path(run_dir), case_id, runner=runner, log=log, map_path=map_path, doctors=doctors)
     files = find_case_logs(run_dir, case_id, seed=seed, condition=condition)
     logs: dict[str, list[dict[str, Any]]] = {}
     for f in files:
@@ -150,17 +153,78 @@ def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any
     return world, rows
 
 
+def _build_shift_replay(path: Path, case_id: str | None, *, runner: Runner, log: Any, map_path: Path | None,
+                        doctors: int | None) -> tuple[World, list[dict[str, Any]]]:
+    """A ``medsim play`` shift log replayed: the same spec, the same cases in the order
+    the patients arrived, the recorded outputs (and a person's recorded turns)."""
+    try:
+        events = read_events(path)
+    except (OSError, ValueError) as e:
+        raise ReplayError(f"{path}: cannot be read ({e})") from None
+    if not events or events[0].get("type") != "shift_header":
+        raise ReplayError(f"{path}: not a medsim shift log (no shift_header line) nor a bench run directory")
+    header = events[0]
+    try:
+        spec = RunSpec.from_dict(header["spec"])
+    except (SpecError, KeyError) as e:
+        raise ReplayError(f"{path}: the header's run spec is invalid: {e}") from None
+    logs: dict[str, list[dict[str, Any]]] = {}
+    order: list[str] = []
+    for e in events[1:]:
+        cid = e.get("case_id")
+        if cid is None:
+            continue
+        logs.setdefault(cid, []).append(e)
+        if e.get("type") == "encounter_started" and cid not in order:
+            order.append(cid)
+    if case_id is not None:
+        if case_id not in order:
+            raise ReplayError(f"{path}: no consultation of case '{case_id}' (cases: {', '.join(order) or 'none'})")
+        order = [case_id]
+    if not order:
+        raise ReplayError(f"{path}: no consultation started in this shift")
+    cases, _ = load_cases(spec.cases, skip_invalid=True)
+    by_id = {c.id: c for c in cases}
+    missing = [c for c in order if c not in by_id]
+    if missing:
+        raise ReplayError(f"{path}: case(s) {', '.join(missing)} not in '{spec.cases}'")
+    wanted = [by_id[c] for c in order]
+    replay = ReplayLLM(logs)
+    backends = Backends(by_id, LlamaPool(), override={r: replay for r in spec.roles})
+    cond = spec.condition_names()[0]
+    plan = plan_for(spec, cond, header["seed"], backends)
+    wc = WorldConfig(doctors=min(doctors or spec.world.doctors, len(wanted)), patients=len(wanted),
+                     consultation=plan.consultation, arrival_interval_s=spec.world.arrival_interval_s,
+                     seed=header["seed"], condition=cond)
+    world = World(load_map(_map_path(spec, map_path)), wanted, _ReplayCast(plan, replay, logs), plan.scorers, wc,
+                  runner=runner, log=log)
+    world.reset(header["seed"], case_order=list(range(len(wanted))))
+    rows = [{"case_id": c, "diagnosis": next((e["diagnosis"] for e in logs[c] if e.get("type") == "diagnosis"), None)}
+            for c in order]
+    return world, rows
+
+
 class _ReplayCast:
-    """The run's own cast on recorded model outputs; a role with turns but no recorded
-    model calls (a person played it) replays its recorded turns instead."""
+    """The run's own cast on recorded model outputs. A role a person played replays
+    their recorded turns; where control changed hands in a consultation, each turn goes
+    to whoever took it then (the AI inherits the person's turns, as it did live)."""
 
     def __init__(self, plan: RunPlan, replay: ReplayLLM, logs: Mapping[str, Sequence[Mapping[str, Any]]]):
         self.plan, self.replay, self.logs = plan, replay, logs
 
     def __call__(self, case: Case, sink: EventSink) -> dict[str, Participant]:
         cast = dict(self.plan.cast(case, sink))
+        events = self.logs[case.id]
         with_calls = self.replay.roles_with_calls(case.id)
         for role in CONSULTATION_ROLES:
+            turns = recorded_turns(events, role)
+            human = [t for t in turns if t[1].source == "human"]
+            if not human and role in with_calls:
+                continue
+            person = ReplayedParticipant(role, events, sources=("human",) if role in with_calls else None)
             if role not in with_calls:
-                cast[role] = ReplayedParticipant(role, self.logs[case.id])
+                cast[role] = person
+                continue
+            sources = iter([t[1].source for t in turns])
+            cast[role] = Switchable(role, cast[role], person, lambda it=sources: next(it, "llm") == "human")
         return cast

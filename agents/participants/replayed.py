@@ -40,9 +40,12 @@ def recorded_turns(events: Iterable[Mapping[str, Any]], role: str) -> list[tuple
 
 
 class ReplayedParticipant:
-    def __init__(self, role: str, events: Iterable[Mapping[str, Any]]):
+    """``sources``: replay only the turns these produced (e.g. ("human",) where the AI's
+    turns of the same role replay from its recorded model calls)."""
+
+    def __init__(self, role: str, events: Iterable[Mapping[str, Any]], *, sources: tuple[str, ...] | None = None):
         self.role = role
-        self._turns = deque(recorded_turns(events, role))
+        self._turns = deque(t for t in recorded_turns(events, role) if sources is None or t[1].source in sources)
 
     def act(self, obs: Observation) -> Turn:
         if not self._turns:

@@ -51,16 +51,36 @@ KEYS = (
                  ("Enter", "doctor: ask the patient; patient or technician: answer"),
                  ("O", "doctor: order a test from the hospital's menu"),
                  ("X", "doctor: give the final diagnosis"))),
+    ("Replay", (("E", "step one event (pauses)"), ("J", "jump to the next turn"), ("K", "jump to the next case"),)),
     ("Typing", (("Enter / Esc", "send / cancel"), ("Up / Down", "earlier lines"), ("Ctrl+V", "paste"),
                 ("Ctrl+U", "clear"))),
     ("", (("F1", "this help"),)),
 )
 
 
+class _Seen:
+    """Counts the world's events (the view's replay controls step until the next one)."""
+
+    def __init__(self, inner: Any = None) -> None:
+        self.inner = inner
+        self.events: list[Any] = []
+
+    def emit(self, event: Any) -> None:
+        self.events.append(event)
+        if len(self.events) > 20000:
+            del self.events[:10000]
+        if self.inner is not None:
+            self.inner.emit(event)
+
+
 class SimulationScreen(Screen):
     """The hospital: the bottom of the screen stack."""
 
-    def __init__(self, world: World, map_path: Path, assets: Path, size: tuple[int, int], title: str = "medsim"):
+    def __init__(self, world: World, map_path: Path, assets: Path, size: tuple[int, int], title: str = "medsim",
+                 replay: bool = False):
+        self.replay = replay
+        self.seen = _Seen(world.extra_sink)
+        world.extra_sink = self.seen
         self.stack = ScreenStack()
         self.stack.push(self)
         self.typed: list[str] = []  # the person's earlier lines (text box history)
@@ -184,7 +204,27 @@ class SimulationScreen(Screen):
             self.select(target)
         self.say_to_player(f"You are {target} now. F1: the keys")
 
+    def advance_until(self, what: str, max_sim_s: float = 1800.0) -> int:
+        """Replay: step the world until the next ``what`` (event | turn | case) and pause.
+        Returns how many events went by."""
+        self.paused = True
+        start = len(self.seen.events)
+        end_t = self.world.t + max_sim_s
+        want = {"event": None, "turn": ("utterance",), "case": ("encounter_started", "case_filed")}[what]
+        while not self.world.done and self.world.t < end_t:
+            self.world.step(0.1)
+            new = self.seen.events[start:]
+            if new and (want is None or any(e.type in want for e in new)):
+                break
+        return len(self.seen.events) - start
+
     def _player_key(self, k: int) -> bool:
+        if self.replay and k in (pygame.K_e, pygame.K_j, pygame.K_k):
+            what = {pygame.K_e: "event", pygame.K_j: "turn", pygame.K_k: "case"}[k]
+            n = self.advance_until(what)
+            last = self.seen.events[-1] if self.seen.events else None
+            self.say_to_player(f"{what}: {getattr(last, 'type', '-')} ({n} event(s) on; paused - Space goes on)")
+            return True
         if k == pygame.K_F1:
             self.stack.push(HelpScreen(self.stack, self.text, KEYS))
             return True
@@ -365,6 +405,8 @@ class SimulationScreen(Screen):
             text = self.flash
         elif self.world.controlled:
             text = f"You are {self.world.controlled}.  G: give back to the AI   F1: all keys"
+        elif self.replay:
+            text = "Replay: E next event   J next turn   K next case   Space pause   1-4 speed   F1: all keys"
         else:
             text = "T: take over the selected agent   F1: all keys"
         img = self.text.render(text, 18, (240, 242, 248))
@@ -531,7 +573,7 @@ class SimulationScreen(Screen):
 def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = False, frames: int | None = None,
                screenshot: Path | None = None, size: tuple[int, int] = (1280, 720), speed: int = 2,
                select: str | None = None, title: str = "medsim", fixed_dt: float | None = None,
-               zoom: float | None = None, play_as: str | None = None) -> dict[str, Any]:
+               zoom: float | None = None, play_as: str | None = None, replay: bool = False) -> dict[str, Any]:
     """Open the window (or the SDL dummy driver when ``headless``) and run the loop.
     Returns frame-time figures."""
     if headless:
@@ -541,7 +583,7 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
     try:
         screen = pygame.display.set_mode(size)  # before load_pygame: it converts images
         pygame.display.set_caption(title)
-        ui = SimulationScreen(world, map_path, assets, size, title)
+        ui = SimulationScreen(world, map_path, assets, size, title, replay=replay)
         ui.speed_i = SPEEDS.index(speed) if speed in SPEEDS else 1
         if zoom is not None:
             ui.cam.set_zoom(zoom)

@@ -97,3 +97,80 @@ def test_turns_without_model_calls_replay_as_recorded(tmp_path):
     assert _utterances(replayed, case.id) == _utterances(logged)
     assert {e["source"] for e in replayed if e["type"] == "utterance" and e["speaker"] == "patient"} == {"scripted"}
     _ = ScriptedLLM
+
+
+def test_a_play_log_with_a_persons_turns_replays(tmp_path):
+    """A `medsim play` shift in which a person played the doctor for two turns of a
+    consultation and handed back: its log replays with every utterance, the person's
+    turns marked as theirs, the AI's prompts matching the recorded ones call by call."""
+    import time
+
+    from agents.llm.llamacpp import LlamaPool
+    from agents.participants.human import ask, order
+    from game.control import PlayerIO
+    from game.runner import ThreadRunner
+    from medsim.play import build_shift
+
+    spec = build_spec(None, {"world.doctors": 1, "world.patients": 2, "world.arrival_interval_s": 1.0})
+    player, runner = PlayerIO(), ThreadRunner(3)
+    shift = tmp_path / "shift.jsonl"
+    answered = []
+    try:
+        with EventLog(shift) as log:
+            w = build_shift(spec, runner=runner, log=log, pool=LlamaPool(), map_path=small_hospital(tmp_path),
+                            player=player)
+            w.take_control("doctor-1")
+            deadline = time.time() + 60
+            while not w.done and time.time() < deadline:
+                w.step(0.5)
+                for req in w.requests_for_player():
+                    answered.append(req.obs.turn)
+                    if len(answered) == 1:
+                        player.answer(req.id, ask("Where exactly is the pain?"))
+                    elif len(answered) == 2:
+                        player.answer(req.id, order("Vital signs"))
+                        w.release_control()
+                time.sleep(0.001)
+            assert w.done
+    finally:
+        player.close()
+        runner.close()
+    with EventLog(tmp_path / "replay.jsonl") as log:
+        world, rows = build_replay(shift, None, map_path=small_hospital(tmp_path), runner=InlineRunner(), log=log)
+        world.run(dt=0.25, max_sim_s=20000)
+    assert world.done and len(world.finished) == 2
+    assert all(r["error"] is None for r in world.finished), [r["error"] for r in world.finished]
+    live, again = read_events(shift), read_events(tmp_path / "replay.jsonl")
+    for cid in {r["case_id"] for r in rows}:
+        a = [(e["turn"], e["speaker"], e["text"], e["source"]) for e in live if e["type"] == "utterance" and e.get("case_id") == cid]
+        b = [(e["turn"], e["speaker"], e["text"], e["source"]) for e in again if e["type"] == "utterance" and e.get("case_id") == cid]
+        assert a and a == b
+    sources = [e["source"] for e in again if e["type"] == "utterance" and e["speaker"] == "doctor"]
+    assert sources.count("human") == 2 and "llm" in sources
+
+
+def test_replay_controls_step_by_event_turn_and_case(tmp_path):
+    import os
+
+    os.environ["SDL_VIDEODRIVER"] = "dummy"
+    import pygame
+
+    from game.resources import assets_dir
+    from game.view.app import SimulationScreen
+
+    out = _bench(tmp_path, limit=2)
+    pygame.init()
+    pygame.display.set_mode((1280, 720))
+    try:
+        from game.resources import default_map_path
+
+        world, _ = build_replay(out, None, runner=InlineRunner(), log=None)
+        ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720), replay=True)
+        assert ui.advance_until("event") >= 1 and ui.paused
+        assert ui.advance_until("case") >= 1
+        assert any(e.type == "encounter_started" for e in ui.seen.events)
+        n = sum(1 for e in ui.seen.events if e.type == "utterance")
+        ui.advance_until("turn")
+        assert sum(1 for e in ui.seen.events if e.type == "utterance") > n
+    finally:
+        pygame.quit()
