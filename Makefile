@@ -49,7 +49,9 @@ benchmarks: venv models
 	$(BIN)/python benchmarks/kv_cache.py
 	$(BIN)/python benchmarks/frame_time.py
 
-# Re-draw the tileset, sprites and map (deterministic; the outputs are committed).
+# Re-draw the tileset, hospital.tsx, the character sheets and assets/README.md
+# (deterministic; the outputs are committed). The map, maps/hospital.tmx, is edited in
+# Tiled and never written here (assets/generate.py --write-map [--force] rebuilds it).
 assets: venv
 	SDL_VIDEODRIVER=dummy $(BIN)/python assets/generate.py
 

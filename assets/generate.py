@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""Draw every medsim art asset and the hospital map, deterministically, with code.
+"""Draw every medsim art asset, deterministically, with code.
 
-    .venv/bin/python assets/generate.py
+    .venv/bin/python assets/generate.py [--out DIR] [--write-map [--force]]
 
-writes
+writes (under DIR, the repository by default)
     assets/tiles/hospital_tiles.png     32x32 tiles, 8 per row
     assets/sprites/*.png                character sheets (3 walk frames x 4 directions)
     maps/hospital.tsx                   Tiled 1.10 external tileset (collides / kind / name)
-    maps/hospital.tmx                   Tiled 1.10 map (floor, walls, furniture, rooms, points)
-    assets/README.md                    the asset guide, with the tile id table
+    assets/README.md                    the asset guide, with the tile id table and the
+                                        rooms and points read from maps/hospital.tmx
+
+The map, ``maps/hospital.tmx``, is the one source of the hospital's layout: it is edited in
+Tiled and this script does not write it. ``--write-map`` draws the original layout
+(``build_map()``) into it, and refuses to replace an existing map unless ``--force`` is
+given too. Tile ids are positions in the tileset, and the map refers to tiles by id, so
+new tiles are appended at the end of ``build_tiles()``; the script refuses to renumber
+the tileset the map uses.
 
 Everything is drawn here with pygame primitives and per-pixel code from a small fixed
 palette; no third-party art. There is no randomness: texture "noise" is a fixed integer
@@ -16,7 +23,10 @@ hash of the pixel position, so every run writes byte-identical files.
 """
 from __future__ import annotations
 
+import argparse
 import os
+import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -2805,6 +2815,9 @@ SKIN = {
 EYE = (40, 28, 40)
 COAT, COAT_LO, COAT_HI = (244, 246, 248), (206, 212, 222), (255, 255, 255)
 
+# Patients are named patient_<sex>_<band>_<n> (sex f/m; band child < 13, adult 13-64,
+# older >= 65) so that game/appearance.py can draw a case's patient as who they are;
+# keep its PATIENT_SHEETS in step with these names (a test checks).
 CHARACTERS = {
     "doctor_1": dict(skin="light", hair=(110, 70, 42), style="short", coat=True,
                      top=(90, 140, 210), legs=(68, 72, 90), shoes=(40, 36, 44),
@@ -2818,19 +2831,41 @@ CHARACTERS = {
     "technician": dict(skin="tan", hair=(74, 48, 34), style="cap", cap=(54, 160, 156),
                        top=(54, 160, 156), legs=(54, 160, 156), shoes=(236, 238, 240),
                        scrubs=True, badge=True),
-    "patient_1": dict(skin="light", hair=(222, 182, 92), style="short", top=(206, 62, 62),
-                      legs=(70, 102, 162), shoes=(236, 236, 236), hood=True),
-    "patient_2": dict(skin="tan", hair=(36, 28, 34), style="long", top=(242, 200, 78),
-                      legs=(60, 60, 110), shoes=(120, 60, 60), skirt=True),
-    "patient_3": dict(skin="fair", hair=(208, 208, 214), style="bald", top=(200, 178, 136),
-                      legs=(112, 92, 72), shoes=(84, 58, 40), cane=True, glasses=True,
-                      cardigan=True),
-    "patient_4": dict(skin="brown", hair=(44, 32, 30), style="short", top=(92, 182, 92),
-                      legs=(72, 112, 196), shoes=(214, 64, 64), child=True, shorts=True),
-    "patient_5": dict(skin="dark", hair=(48, 34, 34), style="curly", top=(232, 132, 62),
-                      legs=(232, 132, 62), shoes=(110, 70, 50), skirt=True),
-    "patient_6": dict(skin="tan", hair=(34, 30, 34), style="short", top=(64, 124, 104),
-                      legs=(186, 164, 122), shoes=(70, 56, 48), beard=True),
+    "patient_f_child_1": dict(skin="dark", hair=(40, 30, 32), style="pigtails",
+                              hair_tie=(250, 214, 64), top=(236, 116, 164), legs=(236, 116, 164),
+                              shoes=(246, 246, 246), child=True, skirt=True),
+    "patient_f_child_2": dict(skin="light", hair=(236, 196, 96), style="ponytail",
+                              hair_tie=(72, 128, 220), top=(112, 200, 214), legs=(132, 88, 176),
+                              shoes=(236, 92, 120), child=True),
+    "patient_f_adult_1": dict(skin="tan", hair=(36, 28, 34), style="long", top=(242, 200, 78),
+                              legs=(60, 60, 110), shoes=(120, 60, 60), skirt=True),
+    "patient_f_adult_2": dict(skin="dark", hair=(48, 34, 34), style="curly", top=(232, 132, 62),
+                              legs=(232, 132, 62), shoes=(110, 70, 50), skirt=True),
+    "patient_f_adult_3": dict(skin="fair", hair=(150, 68, 42), style="bob", top=(92, 146, 212),
+                              legs=(56, 56, 70), shoes=(40, 36, 44), bag=(164, 60, 92)),
+    "patient_f_older_1": dict(skin="light", hair=(214, 214, 222), style="bun", top=(168, 138, 200),
+                              legs=(112, 112, 132), shoes=(84, 62, 60), skirt=True, cardigan=True,
+                              glasses=True, bag=(124, 74, 50)),
+    "patient_f_older_2": dict(skin="brown", hair=(210, 210, 214), style="scarf", scarf=(56, 136, 120),
+                              top=(184, 92, 72), legs=(184, 92, 72), shoes=(64, 46, 42), skirt=True,
+                              cane=True),
+    "patient_m_child_1": dict(skin="brown", hair=(44, 32, 30), style="short", top=(92, 182, 92),
+                              legs=(72, 112, 196), shoes=(214, 64, 64), child=True, shorts=True),
+    "patient_m_child_2": dict(skin="fair", hair=(196, 98, 46), style="short", top=(64, 104, 196),
+                              stripes=(240, 240, 236), legs=(64, 74, 116), shoes=(228, 72, 60),
+                              child=True),
+    "patient_m_adult_1": dict(skin="light", hair=(222, 182, 92), style="short", top=(206, 62, 62),
+                              legs=(70, 102, 162), shoes=(236, 236, 236), hood=True),
+    "patient_m_adult_2": dict(skin="tan", hair=(34, 30, 34), style="short", top=(64, 124, 104),
+                              legs=(186, 164, 122), shoes=(70, 56, 48), beard=True),
+    "patient_m_adult_3": dict(skin="brown", hair=(30, 26, 30), style="short", top=(204, 222, 240),
+                              necktie=(156, 40, 60), legs=(92, 96, 108), shoes=(44, 34, 30),
+                              glasses=True),
+    "patient_m_older_1": dict(skin="fair", hair=(208, 208, 214), style="bald", top=(200, 178, 136),
+                              legs=(112, 92, 72), shoes=(84, 58, 40), cane=True, glasses=True,
+                              cardigan=True),
+    "patient_m_older_2": dict(skin="tan", hair=(230, 230, 234), style="short", top=(128, 48, 60),
+                              legs=(100, 104, 112), shoes=(50, 40, 36), beard=True),
 }
 
 
@@ -2839,12 +2874,20 @@ CHARACTER_NOTES = {
     "doctor_2": "doctor: white coat, pink shirt, stethoscope, black hair in a bun, brown skin",
     "doctor_3": "doctor: white coat, green shirt, gold glasses, silver hair, dark skin",
     "technician": "measurement technician: teal scrubs and scrub cap, ponytail, tan skin",
-    "patient_1": "young man: red hoodie, jeans, blond hair, light skin",
-    "patient_2": "woman: yellow top, navy skirt, long black hair, tan skin",
-    "patient_3": "elderly man: beige cardigan, grey hair, glasses, walking cane, fair skin",
-    "patient_4": "child (smaller figure): green t-shirt, blue shorts, brown skin",
-    "patient_5": "woman: orange dress, curly afro hair, dark skin",
-    "patient_6": "man: green jacket, khaki trousers, black hair and beard, tan skin",
+    "patient_f_child_1": "girl (smaller figure): pink dress, black pigtails with yellow ties, dark skin",
+    "patient_f_child_2": "girl (smaller figure): teal t-shirt, purple leggings, blond ponytail, light skin",
+    "patient_f_adult_1": "woman: yellow top, navy skirt, long black hair, tan skin",
+    "patient_f_adult_2": "woman: orange dress, curly afro hair, dark skin",
+    "patient_f_adult_3": "woman: blue blouse, dark trousers, handbag, auburn bob, fair skin",
+    "patient_f_older_1": "older woman: lilac cardigan, grey skirt, grey hair in a bun, glasses, handbag, light skin",
+    "patient_f_older_2": "older woman: green headscarf, terracotta dress, walking cane, brown skin",
+    "patient_m_child_1": "boy (smaller figure): green t-shirt, blue shorts, brown skin",
+    "patient_m_child_2": "boy (smaller figure): striped blue t-shirt, jeans, ginger hair, fair skin",
+    "patient_m_adult_1": "young man: red hoodie, jeans, blond hair, light skin",
+    "patient_m_adult_2": "man: green jacket, khaki trousers, black hair and beard, tan skin",
+    "patient_m_adult_3": "man: light blue shirt and red tie, grey trousers, glasses, black hair, brown skin",
+    "patient_m_older_1": "older man: beige cardigan, grey hair, glasses, walking cane, fair skin",
+    "patient_m_older_2": "older man: maroon jumper, grey trousers, white hair and beard, tan skin",
 }
 
 
@@ -2897,6 +2940,9 @@ def draw_torso_front(s, c, g, bob, back):
     hline(s, x0, x1, y1, top_lo)
     vline(s, x0, y0, y1 - 1, top_hi)
     mid = (x0 + x1) // 2
+    if c.get("stripes"):
+        for yy in range(y0 + 2, y1, 2):
+            hline(s, x0 + 1, x1 - 1, yy, c["stripes"])
     if c.get("skirt"):
         # a dress/skirt flares over the upper legs
         rows(s, x0, x1, y1 + 1, y1 + 2, c["legs"])
@@ -2955,6 +3001,13 @@ def draw_torso_front(s, c, g, bob, back):
         bx = x0 + 2
         P(s, bx, y0 + 2, (90, 150, 230))
         P(s, bx + 1, y0 + 2, (250, 250, 250))
+    if c.get("necktie") and not back:
+        tie = c["necktie"]
+        P(s, mid - 1, y0, WHITE)                                # collar points
+        P(s, mid + 2, y0, WHITE)
+        vline(s, mid, y0, y1 - 1, tie)
+        vline(s, mid + 1, y0, y1 - 2, sh(tie, 0.8))
+        P(s, mid + 1, y0, tie)                                  # the knot
 
 
 def draw_arms_front(s, c, g, f, bob, back):
@@ -2963,6 +3016,7 @@ def draw_arms_front(s, c, g, f, bob, back):
     skin, skin_lo = SKIN[c["skin"]]
     y0 = g["ty0"] + bob
     base_end = g["ty1"] + bob          # last hand row
+    hands = {}
     for side in ("l", "r"):
         if side == "l":
             xa, xb = g["tx0"] - 2, g["tx0"] - 1
@@ -2981,11 +3035,53 @@ def draw_arms_front(s, c, g, f, bob, back):
         inner = xb if side == "l" else xa
         vline(s, inner, y0 + 1, sleeve_end, top_lo)
         hline(s, xa, xb, end, skin_lo)
+        hands[side] = (xa, end)
+    if c.get("bag"):
+        # a handbag hangs from the hand on the other side from the cane
+        xa, end = hands["r" if back else "l"]
+        handbag(s, xa - 1, end, c["bag"])
     if c.get("cane"):
         cx = g["tx1"] + 3 if not back else g["tx0"] - 3
         wood = (120, 80, 48)
         vline(s, cx, base_end - 1, g["sy1"], wood)
         P(s, cx - (1 if not back else -1), base_end - 1, wood)
+
+
+HAIR_CAP_STYLES = ("short", "long", "bun", "cap", "bob", "ponytail", "pigtails")   # hair over the crown
+BLUSH_STYLES = ("bun", "long", "bob", "ponytail", "pigtails", "scarf")
+
+
+def draw_scarf_front(s, c, x0, x1, y0, y1, back):
+    """A headscarf over the head and shoulders, the face left open (front view)."""
+    sc = c["scarf"]
+    lo, hi = sh(sc, 0.8), sh(sc, 1.16)
+    skin, skin_lo = SKIN[c["skin"]]
+    rows(s, x0, x1, y0 - 1, y1 + 1, sc)
+    rows(s, x0 - 1, x1 + 1, y0 + 2, y1 + 3, sc)
+    for (px, py) in ((x0, y0 - 1), (x1, y0 - 1), (x0 - 1, y1 + 3), (x1 + 1, y1 + 3)):
+        P(s, px, py, (0, 0, 0, 0))
+    vline(s, x1 + 1, y0 + 2, y1 + 2, lo)
+    hline(s, x0 - 1, x1 + 1, y1 + 3, lo)
+    hline(s, x0 + 2, x0 + 6, y0, hi)
+    if back:
+        vline(s, (x0 + x1) // 2, y1 - 1, y1 + 2, lo)             # the fold at the nape
+        return
+    rows(s, x0 + 2, x1 - 2, y0 + 3, y1 - 1, skin)               # the face
+    vline(s, x1 - 2, y0 + 3, y1 - 1, skin_lo)
+    hline(s, x0 + 2, x1 - 2, y0 + 2, lo)                        # the hem over the brow
+    hline(s, x0 + 3, x1 - 3, y1, lo)                            # under the chin
+    P(s, x0 + 2, y1 - 1, sc)
+    P(s, x1 - 2, y1 - 1, sc)
+
+
+def handbag(s, x, y, col):
+    """A 4 px wide handbag whose handle is at row y (held in a hand)."""
+    P(s, x + 1, y, sh(col, 0.7))
+    P(s, x + 2, y, sh(col, 0.7))
+    rows(s, x, x + 3, y + 1, y + 3, col)
+    hline(s, x, x + 3, y + 1, sh(col, 1.2))
+    vline(s, x + 3, y + 2, y + 3, sh(col, 0.8))
+    P(s, x + 1, y + 2, (232, 196, 96))                          # clasp
 
 
 def draw_head_front(s, c, g, bob, back):
@@ -3012,6 +3108,17 @@ def draw_head_front(s, c, g, bob, back):
             rows(s, x0, x0 + 1, y0 + 4, y1 + 5, hair)
             rows(s, x1 - 1, x1, y0 + 4, y1 + 5, hair)
             vline(s, x1, y0 + 4, y1 + 5, hair_lo)
+    if style == "bob":
+        # chin-length hair, a little fuller than the head
+        if back:
+            rows(s, x0 - 1, x1 + 1, y0 + 3, y1, hair)
+            vline(s, x1 + 1, y0 + 3, y1, hair_lo)
+            hline(s, x0, x1, y1, hair_lo)
+        else:
+            rows(s, x0 - 1, x0 + 1, y0 + 3, y1 - 1, hair)
+            rows(s, x1 - 1, x1 + 1, y0 + 3, y1 - 1, hair)
+            vline(s, x1 + 1, y0 + 3, y1 - 1, hair_lo)
+            P(s, x0 - 1, y1 - 1, hair_lo)
     if style == "curly":
         for yy in range(y0 - 3, y0 + 10 + (4 if back else 0)):
             for xx in range(x0 - 2, x1 + 3):
@@ -3024,7 +3131,7 @@ def draw_head_front(s, c, g, bob, back):
                         P(s, xx, yy, hair if nz(xx, yy, 201) > 0.2 else hair_hi)
         if back:
             rows(s, x0 - 1, x1 + 1, y0 + 6, y1 - 1, hair)
-    if style in ("short", "long", "bun", "cap"):
+    if style in HAIR_CAP_STYLES:
         if back:
             rows(s, x0, x1, y0, y1 - 2, hair)
             hline(s, x0 + 1, x1 - 1, y1 - 1, hair)
@@ -3075,13 +3182,25 @@ def draw_head_front(s, c, g, bob, back):
         bx0, bx1 = (x0 + x1) // 2 - 2, (x0 + x1) // 2 + 3
         ellipse(s, bx0, y0 - 3, bx1, y0 + 1, hair)
         P(s, bx0 + 1, y0 - 2, hair_hi)
+    if style == "ponytail" and back:
+        mid = (x0 + x1) // 2
+        hline(s, mid, mid + 1, y1 - 2, c["hair_tie"])
+        rows(s, mid, mid + 1, y1 - 1, y1 + 4, hair)
+        vline(s, mid + 1, y1 - 1, y1 + 4, hair_lo)
+    if style == "pigtails":
+        for xx in (x0 - 2, x1 + 1):
+            rows(s, xx, xx + 1, y0 + 5, y0 + 10, hair)
+            vline(s, xx + 1, y0 + 6, y0 + 10, hair_lo)
+            hline(s, xx, xx + 1, y0 + 5, c["hair_tie"])
+    if style == "scarf":
+        draw_scarf_front(s, c, x0, x1, y0, y1, back)
     if not back:
         ey = y0 + g["eye_dy"]
         exl, exr = x0 + 3, x1 - 3
         for ex in (exl, exr):
             P(s, ex, ey, EYE)
             P(s, ex, ey + 1, EYE)
-        if c.get("child") or c.get("skirt") or c["style"] in ("bun", "long"):
+        if c.get("child") or c.get("skirt") or c["style"] in BLUSH_STYLES:
             P(s, exl - 1, ey + 2, (236, 140, 140))
             P(s, exr + 1, ey + 2, (236, 140, 140))
         P(s, (x0 + x1) // 2, ey + 3, skin_lo)
@@ -3137,6 +3256,12 @@ def draw_side(s, c, g, f):
     rows(s, tx0, tx1, ty0, ty1, top)
     vline(s, tx1, ty0, ty1, top_lo)
     hline(s, tx0, tx1, ty1, top_lo)
+    if c.get("stripes"):
+        for yy in range(ty0 + 2, ty1, 2):
+            hline(s, tx0, tx1 - 1, yy, c["stripes"])
+    if c.get("necktie"):
+        P(s, tx0 + 1, ty0, WHITE)
+        vline(s, tx0, ty0, ty0 + 4, c["necktie"])
     if c.get("skirt"):
         rows(s, tx0 - 1, tx1 + 1, ty1 + 1, ty1 + 2, c["legs"])
         hline(s, tx0 - 1, tx1 + 1, ty1 + 2, sh(c["legs"], 0.8))
@@ -3164,6 +3289,8 @@ def draw_side(s, c, g, f):
         col = top if yy <= sleeve_end else skin
         rows(s, xx, xx + 2, yy, yy, col)
         P(s, xx + 2, yy, top_lo if yy <= sleeve_end else skin_lo)
+    if c.get("bag"):
+        handbag(s, ax, end, c["bag"])
     if c.get("cane"):
         wood = (120, 80, 48)
         vline(s, tx0 - 3, ty1 - 2, g["sy1"], wood)
@@ -3188,7 +3315,7 @@ def draw_side(s, c, g, f):
                 if dx * dx + dy * dy <= 1.0 + 0.1 * nz(xx, yy, 202):
                     if not (xx <= x0 + 5 and yy >= y0 + 5):
                         P(s, xx, yy, hair if nz(xx, yy, 203) > 0.2 else hair_hi)
-    if style in ("short", "long", "bun", "cap"):
+    if style in HAIR_CAP_STYLES:
         rows(s, x0, x1, y0, y0 + 3, hair)
         rows(s, back0, x1, y0 + 3, y0 + (6 if style == "cap" else 9), hair)
         hline(s, x0 + 1, x0 + 3, y0 + 4, hair)
@@ -3213,8 +3340,32 @@ def draw_side(s, c, g, f):
         P(s, x1 + 1, y0 + 10, (0, 0, 0, 0))
     if style == "bun":
         ellipse(s, x1 - 4, y0 - 2, x1 + 1, y0 + 3, hair)
+    if style == "bob":
+        rows(s, back0 - 1, x1 + 1, y0 + 3, y1, hair)
+        vline(s, x1 + 1, y0 + 3, y1, hair_lo)
+        hline(s, back0, x1, y1, hair_lo)
+    if style == "ponytail":
+        rows(s, x1 + 1, x1 + 2, y0 + 3, y0 + 4, c["hair_tie"])
+        rows(s, x1 + 1, x1 + 2, y0 + 5, y0 + 11, hair)
+        vline(s, x1 + 2, y0 + 5, y0 + 10, hair_lo)
+        P(s, x1 + 2, y0 + 11, (0, 0, 0, 0))
+    if style == "pigtails":
+        rows(s, x1 + 1, x1 + 2, y0 + 5, y0 + 10, hair)
+        vline(s, x1 + 2, y0 + 6, y0 + 10, hair_lo)
+        hline(s, x1 + 1, x1 + 2, y0 + 5, c["hair_tie"])
+    if style == "scarf":
+        sc = c["scarf"]
+        rows(s, x0, x1 + 1, y0 - 1, y0 + 2, sc)
+        rows(s, x0 + 5, x1 + 1, y0 + 2, y1 + 3, sc)
+        rows(s, x0 + 1, x0 + 5, y1, y1 + 3, sc)
+        for (px, py) in ((x0, y0 - 1), (x1 + 1, y0 - 1), (x0 + 1, y1 + 3)):
+            P(s, px, py, (0, 0, 0, 0))
+        hline(s, x0, x0 + 5, y0 + 2, sh(sc, 0.8))                # the hem over the brow
+        vline(s, x0 + 5, y0 + 3, y1 - 1, sh(sc, 0.8))
+        vline(s, x1 + 1, y0 + 1, y1 + 2, sh(sc, 0.8))
+        hline(s, x0 + 2, x0 + 6, y0, sh(sc, 1.16))
     # ear, eye, nose, mouth
-    if style != "curly":
+    if style not in ("curly", "scarf"):
         P(s, back0 + 1, ey, skin)
         P(s, back0 + 1, ey + 1, skin_lo)
         P(s, back0, ey, skin_lo)
@@ -3222,7 +3373,7 @@ def draw_side(s, c, g, f):
     P(s, x0 + 2, ey + 1, EYE)
     P(s, x0 - 1, ey + 2, skin)
     P(s, x0 + 1, ey + 3, skin_lo)
-    if c.get("child") or c.get("skirt") or style in ("bun", "long"):
+    if c.get("child") or c.get("skirt") or style in BLUSH_STYLES:
         P(s, x0 + 3, ey + 2, (236, 140, 140))
     if c.get("glasses"):
         gl = c["glasses"] if isinstance(c["glasses"], tuple) else (50, 50, 60)
@@ -3268,7 +3419,29 @@ def character_sheet(c):
     return sheet
 
 
-def write_readme(path, m, sheet_w, sheet_h):
+def read_map(path):
+    """Rooms and points of a Tiled map, as the README lists them (pytmx, no images):
+    ``(width, height, rooms, points)`` with rooms ``(name, address, x, y, w, h)`` and points
+    ``(name, type, x, y, props)`` in tiles, in the map's order; a point's cell is where it
+    lies, as the game reads it."""
+    import pytmx
+
+    tmx = pytmx.TiledMap(str(path))
+    ts = tmx.tilewidth
+    rooms, points = [], []
+    for group in tmx.objectgroups:
+        for obj in group:
+            kind = str(getattr(obj, "type", None) or getattr(obj, "class", None) or "")
+            if kind == "room":
+                rooms.append((obj.name, obj.properties.get("address", ""), int(obj.x // ts),
+                              int(obj.y // ts), int(obj.width // ts), int(obj.height // ts)))
+            elif group.name == "points":
+                points.append((obj.name, kind, int(obj.x // ts), int(obj.y // ts), dict(obj.properties)))
+    return tmx.width, tmx.height, rooms, points
+
+
+def write_readme(path, map_path, sheet_w, sheet_h):
+    mw, mh, rooms, points = read_map(map_path)
     L = []
     a = L.append
     a("# medsim art assets")
@@ -3280,13 +3453,20 @@ def write_readme(path, m, sheet_w, sheet_h):
     a("## Regenerate")
     a("")
     a("```")
-    a(".venv/bin/python assets/generate.py")
+    a(".venv/bin/python assets/generate.py        # or: make assets")
     a("```")
     a("")
-    a("It needs only pygame (tested with pygame 2.6.1; no display: it sets `SDL_VIDEODRIVER=dummy`)")
-    a("and rewrites every file below, byte-identical on every run (no randomness; texture noise is")
-    a("a fixed hash of the pixel position). This README is generated too, so the tile ids below")
-    a("always match the tileset. Change the art or the map in the script, never by hand.")
+    a("It needs only pygame and pytmx (tested with pygame 2.6.1; no display: it sets")
+    a("`SDL_VIDEODRIVER=dummy`) and rewrites the tileset, `maps/hospital.tsx`, the character sheets")
+    a("and this README, byte-identical on every run (no randomness; texture noise is a fixed hash")
+    a("of the pixel position). Change the art in the script, never by hand. `--out DIR` writes")
+    a("them under DIR instead of the repository (the tests check that they match the committed files).")
+    a("")
+    a("The map, `maps/hospital.tmx`, is the one source of the hospital's layout: edit it in Tiled.")
+    a("The script never writes it unless asked: `--write-map` draws the original layout from")
+    a("`build_map()` into it, and refuses to replace an existing map unless `--force` is given too.")
+    a("The map's tables below (rooms, points) are read from it, so run the script again after")
+    a("editing the map.")
     a("")
     a("## Files")
     a("")
@@ -3295,10 +3475,10 @@ def write_readme(path, m, sheet_w, sheet_h):
     a("| `assets/tiles/hospital_tiles.png` | the tileset: %d tiles of 32x32 px, 8 per row (%dx%d px) |"
       % (len(TS.tiles), sheet_w, sheet_h))
     a("| `maps/hospital.tsx` | Tiled 1.10 external tileset for it; every tile has the properties `collides` (bool), `kind`, `name` |")
-    a("| `maps/hospital.tmx` | the hospital: Tiled 1.10, orthogonal, %dx%d tiles of 32 px, CSV layers, uses `hospital.tsx` (firstgid 1) |" % (MW, MH))
+    a("| `maps/hospital.tmx` | the hospital: Tiled 1.10, orthogonal, %dx%d tiles of 32 px, CSV layers, uses `hospital.tsx` (firstgid 1); edited in Tiled, not written by the script |" % (mw, mh))
     for name, note in CHARACTER_NOTES.items():
         a("| `assets/sprites/%s.png` | %s |" % (name, note))
-    a("| `assets/generate.py` | draws all of the above and writes this README |")
+    a("| `assets/generate.py` | draws the tileset and the sheets, writes `hospital.tsx` and this README |")
     a("")
     a("## Character sheets")
     a("")
@@ -3312,6 +3492,11 @@ def write_readme(path, m, sheet_w, sheet_h):
     a("  and a soft shadow: draw a frame with its bottom-centre at the bottom-centre of a tile")
     a("  (i.e. blit at the tile's top-left) and the character stands in that tile.")
     a("")
+    a("Patient sheets are named `patient_<sex>_<band>_<n>`: sex `f` or `m`, age band `child` (under 13,")
+    a("the smaller figure), `adult` (13-64) or `older` (65 and over), at least two looks each. The world")
+    a("draws each patient with a sheet of their case's sex and age band (`game/appearance.py`, whose")
+    a("`PATIENT_SHEETS` lists these names).")
+    a("")
     a("## Tileset")
     a("")
     a("The tile id is the position in the sheet (row-major, 8 per row); in the map, gid = id + 1.")
@@ -3321,7 +3506,11 @@ def write_readme(path, m, sheet_w, sheet_h):
     a("  Floors, doors and seats (chairs, office chairs) do not: a character can stand on a chair.")
     a("- `kind` (string): `floor`, `door`, `wall`, `sign` (overlay hung on a wall cell), `seat`,")
     a("  `furniture`, `equipment`, `plant`, `vehicle`.")
-    a("- `name` (string): the tile's name below (stable handle for code; ids may change when tiles are added).")
+    a("- `name` (string): the tile's name below (stable handle for code).")
+    a("")
+    a("Ids never change: the map refers to tiles by id, so new tiles are appended at the end of")
+    a("`build_tiles()`. The script refuses to write a tileset that renumbers, renames or drops a tile")
+    a("of the existing `maps/hospital.tsx`.")
     a("")
     a("Walls are drawn in a top-down 3/4 view: a wall cell with walkable floor south of it shows")
     a("its face (`wall_face_*` inside, `wall_ext_*` brick outside) under an 8 px dark cap band; other")
@@ -3380,14 +3569,14 @@ def write_readme(path, m, sheet_w, sheet_h):
     a("")
     a("| name | address | x | y | w | h |")
     a("|---|---|---:|---:|---:|---:|")
-    for name, address, x, y, w, h in ROOMS:
+    for name, address, x, y, w, h in rooms:
         a("| `%s` | `%s` | %d | %d | %d | %d |" % (name, address, x, y, w, h))
     a("")
     a("### Points (tile x, y)")
     a("")
     a("| name | type | x | y | room | facing | notes |")
     a("|---|---|---:|---:|---|---|---|")
-    for name, typ, x, y, props in m.points:
+    for name, typ, x, y, props in points:
         notes = ", ".join("%s=%s" % (k, props[k]) for k in ("role", "station", "equipment") if k in props)
         a("| `%s` | %s | %d | %d | %s | %s | %s |" % (name, typ, x, y, props.get("room", ""),
                                                    props.get("facing", ""), notes))
@@ -3395,20 +3584,73 @@ def write_readme(path, m, sheet_w, sheet_h):
     path.write_text("\n".join(L), encoding="utf-8")
 
 
-def main():
+def tile_id_changes(tsx_path):
+    """How the tiles drawn now differ from the tileset at ``tsx_path`` at the same ids
+    (a list of lines; empty when every existing id keeps its name)."""
+    old = {}
+    for tile in ET.parse(tsx_path).getroot().iter("tile"):
+        for prop in tile.iter("property"):
+            if prop.get("name") == "name":
+                old[int(tile.get("id"))] = prop.get("value")
+    changes = []
+    for i in sorted(old):
+        now = TS.tiles[i][0] if i < len(TS.tiles) else None
+        if now != old[i]:
+            changes.append("id %d: %s -> %s" % (i, old[i], now or "(no tile)"))
+    return changes
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description="Draw medsim's tileset, hospital.tsx, the character sheets and assets/README.md. "
+                    "The map (maps/hospital.tmx) is edited in Tiled and written only with --write-map.")
+    ap.add_argument("--out", type=Path, default=ROOT, metavar="DIR",
+                    help="write under DIR (as if it were the repository root); default: the repository")
+    ap.add_argument("--write-map", action="store_true",
+                    help="also write maps/hospital.tmx with the original layout from build_map()")
+    ap.add_argument("--force", action="store_true",
+                    help="with --write-map: replace an existing maps/hospital.tmx (your Tiled edits are lost)")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    out = args.out.resolve()
+    tmx_path = out / "maps" / "hospital.tmx"
+    if args.force and not args.write_map:
+        sys.exit("generate.py: --force only applies with --write-map")
+    if args.write_map and tmx_path.exists() and not args.force:
+        sys.exit("generate.py: %s exists and is the one source of the hospital's layout (edit it in "
+                 "Tiled). --write-map would replace it with build_map()'s layout; add --force to do that "
+                 "(its edits are lost)." % tmx_path)
     build_tiles()
-    (ROOT / "assets" / "tiles").mkdir(parents=True, exist_ok=True)
-    (ROOT / "maps").mkdir(parents=True, exist_ok=True)
+    # the map refers to tiles by id: never renumber the tileset it uses (a map written
+    # now by --write-map uses the new ids)
+    old_tsx = out / "maps" / "hospital.tsx"
+    if not old_tsx.exists():
+        old_tsx = ROOT / "maps" / "hospital.tsx"
+    if old_tsx.exists() and not args.write_map:
+        changes = tile_id_changes(old_tsx)
+        if changes:
+            sys.exit("generate.py: the tiles drawn now change ids that %s (and so the map) already uses:\n  %s\n"
+                     "Append new tiles at the end of build_tiles() instead." % (old_tsx, "\n  ".join(changes[:10])))
+    for d in ("assets/tiles", "assets/sprites", "maps"):
+        (out / d).mkdir(parents=True, exist_ok=True)
     sheet = TS.sheet()
-    pygame.image.save(sheet, str(ROOT / "assets" / "tiles" / "hospital_tiles.png"))
-    m = build_map()
-    write_tsx(ROOT / "maps" / "hospital.tsx", sheet.get_width(), sheet.get_height())
-    write_tmx(ROOT / "maps" / "hospital.tmx", m)
-    write_readme(ROOT / "assets" / "README.md", m, sheet.get_width(), sheet.get_height())
-    (ROOT / "assets" / "sprites").mkdir(parents=True, exist_ok=True)
+    pygame.image.save(sheet, str(out / "assets" / "tiles" / "hospital_tiles.png"))
+    write_tsx(out / "maps" / "hospital.tsx", sheet.get_width(), sheet.get_height())
+    if args.write_map:
+        m = build_map()
+        write_tmx(tmx_path, m)
+        print("map: wrote %s (%dx%d, rooms %d, points %d)" % (tmx_path, MW, MH, len(ROOMS), len(m.points)))
     for name, spec in CHARACTERS.items():
-        pygame.image.save(character_sheet(spec), str(ROOT / "assets" / "sprites" / (name + ".png")))
-    print("tiles: %d, map %dx%d, rooms %d, points %d" % (len(TS.tiles), MW, MH, len(ROOMS), len(m.points)))
+        pygame.image.save(character_sheet(spec), str(out / "assets" / "sprites" / (name + ".png")))
+    stale = sorted(p.name for p in (out / "assets" / "sprites").glob("*.png") if p.stem not in CHARACTERS)
+    if stale:
+        print("note: assets/sprites holds sheets this script does not draw: %s" % ", ".join(stale))
+    map_src = tmx_path if tmx_path.exists() else ROOT / "maps" / "hospital.tmx"
+    write_readme(out / "assets" / "README.md", map_src, sheet.get_width(), sheet.get_height())
+    print("tiles: %d, sheets: %d, README from %s" % (len(TS.tiles), len(CHARACTERS), map_src))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from agents.participants import CastBuilder, HumanParticipant, Switchable
 from agents.results import case_row, summarise
 from agents.scorers import Scorer, Transcript, score_case
 from game.actors import Actor
+from game.appearance import PATIENT_SHEETS, age_band, parse_demographics, patient_sprite
 from game.control import PlayerIO
 from game.events import (
     Arrived, CaseFiled, ControlChanged, EncounterStarted, MoveStarted, PatientLeft, ShiftFinished, Spawned, TestTrip,
@@ -39,7 +40,7 @@ from game.orders import OrderRouter
 __all__ = ["WorldConfig", "World", "Encounter", "Notice", "Phase"]
 
 DOCTOR_SPRITES = ("doctor_1", "doctor_2", "doctor_3")
-PATIENT_SPRITES = ("patient_1", "patient_2", "patient_3", "patient_4", "patient_5", "patient_6")
+PATIENT_SPRITES = PATIENT_SHEETS  # a patient is drawn as their case's sex and age (game.appearance)
 
 
 class Phase(enum.Enum):
@@ -172,6 +173,7 @@ class World:
         self.notices: list[Notice] = []
         self.finished: list[dict[str, Any]] = []  # results rows, as the bench writes them
         self._arrivals = 0
+        self._looks: dict[tuple[str | None, str | None], int] = {}
         self.controlled: str | None = None  # the agent a person controls
         self._room_busy: dict[str, str | None] = {r: None for r in self.consult_rooms}
         self._path_cache: dict[tuple[Tile, Tile], list[Tile]] = {}
@@ -358,7 +360,12 @@ class World:
             i = self._arrivals
             self._arrivals += 1
             case = self.cases[self._case_order[i % len(self.cases)]]
-            p = Actor(f"patient-{i + 1}", "patient", PATIENT_SPRITES[i % len(PATIENT_SPRITES)],
+            # successive patients of one kind (sex, age band) get successive looks
+            sex, age = parse_demographics(case.demographics)
+            kind = (sex, age_band(age))
+            look = self._looks.get(kind, 0)
+            self._looks[kind] = look + 1
+            p = Actor(f"patient-{i + 1}", "patient", patient_sprite(case.demographics, look, PATIENT_SPRITES),
                       self.map.point("entrance_spawn").tile, case_id=case.id)
             self._spawn(p)
             enc = Encounter(case=case, patient=p, phase=Phase.CHECKIN)
