@@ -55,10 +55,10 @@ def main() -> None:
     astar_figures()
     import pygame
 
-    from game.view.app import SimulationScreen
+    from game.view.app import SimulationScreen, present
 
     sink = ListSink()
-    runner = ThreadRunner(args.doctors)
+    runner = ThreadRunner(args.doctors, nice=10)
     pool = LlamaPool(n_threads=args.threads or max(1, (os.cpu_count() or 2) - 1))
     spec = build_spec(None, {"llm": args.llm, "world.doctors": args.doctors, "world.patients": args.patients,
                              "world.arrival_interval_s": 0.5})
@@ -106,11 +106,10 @@ def main() -> None:
         dt = clock.tick(60) / 1000.0
         t0 = time.perf_counter()
         for ev in pygame.event.get():
-            ui.handle(ev)
-        ui.update(dt)
+            ui.stack.handle(ev)
+        ui.stack.update(dt)
         keep_walking()
-        ui.draw(screen)
-        pygame.display.flip()
+        present(ui, screen)
         frame_ms.append((time.perf_counter() - t0) * 1000)
         walking.append(sum(1 for a in world.actors.values() if a.present and a.moving))
     wall = time.perf_counter() - t_start

@@ -6,6 +6,8 @@ render loop never waits on a model (calls to one in-process model are still seri
 by the backend's lock)."""
 from __future__ import annotations
 
+import os
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Protocol
 
@@ -46,9 +48,24 @@ class InlineRunner:
         pass
 
 
+def _lower_priority(nice: int) -> None:
+    """Run this worker thread at a lower CPU priority than the render loop (Linux: a
+    thread's own nice value; elsewhere nothing happens)."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except (AttributeError, OSError):
+        pass
+
+
 class ThreadRunner:
-    def __init__(self, workers: int = 4):
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="medsim-llm")
+    """``nice``: how much lower the workers' CPU priority is than the caller's, so that a
+    model call (which takes a core for seconds) never starves the window of CPU; 0 keeps
+    the same priority."""
+
+    def __init__(self, workers: int = 4, *, nice: int = 0):
+        init = (lambda: _lower_priority(nice)) if nice else None
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="medsim-llm", initializer=init)
 
     def submit(self, fn: Callable[[], Any]) -> "Future[Any]":
         return self._pool.submit(fn)

@@ -352,7 +352,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     # a person's turn waits on a worker thread: the world needs threads whenever one can play
     player = PlayerIO()
     headless_scripted = args.headless and scripted and not args.as_role
-    runner = InlineRunner() if headless_scripted else ThreadRunner(max(2, spec.world.doctors + 1))
+    # model calls run below the window's CPU priority, so the view keeps its frame rate
+    runner = InlineRunner() if headless_scripted else ThreadRunner(max(2, spec.world.doctors + 1), nice=10)
     pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # leave a core for the view
     map_path = Path(spec.world.map) if spec.world.map else default_map_path()
     try:

@@ -15,7 +15,7 @@ from game.view.render import ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, Sp
 from game.view.screens import EndOfShiftScreen, HelpScreen, MenuItem, MenuScreen, Screen, ScreenStack, TextBox
 from game.world import World
 
-__all__ = ["SimulationScreen", "run_window"]
+__all__ = ["SimulationScreen", "run_window", "present"]
 
 SPEEDS = (1, 2, 4, 8)
 PANEL_W = 380
@@ -318,8 +318,9 @@ class SimulationScreen(Screen):
 
     # -- drawing ----------------------------------------------------------------
     def draw(self, screen: pygame.Surface) -> None:
-        screen.fill((18, 20, 26))
-        view = screen.subsurface(pygame.Rect(0, HUD_H, self.cam.view_w, self.cam.view_h))
+        view_rect = pygame.Rect(0, HUD_H, self.cam.view_w, self.cam.view_h)
+        screen.fill((18, 20, 26), view_rect)
+        view = screen.subsurface(view_rect)
         self._draw_map(view)
         self._draw_actors(view)
         self._draw_popups(view)
@@ -538,12 +539,28 @@ class SimulationScreen(Screen):
         return where, (f"{'CORRECT' if ok else 'WRONG'}: {row['diagnosis'] or 'no diagnosis'}"
                        + ("" if ok else f" (key: {row['truth']})")), ((120, 220, 130) if ok else (240, 120, 110))
 
+    def dirty_rects(self, screen: pygame.Surface) -> list[pygame.Rect] | None:
+        """What changed in the last draw: the map view and the HUD, plus the panel when
+        its text changed; None: the whole screen (a screen above this one drew too)."""
+        if self.stack.top is not self:
+            self._panel_key = None  # redraw the panel under whatever closes next
+            return None
+        rects = [pygame.Rect(0, 0, screen.get_width(), HUD_H), pygame.Rect(0, HUD_H, self.cam.view_w, self.cam.view_h)]
+        if self._panel_drawn:
+            rects.append(pygame.Rect(screen.get_width() - PANEL_W, HUD_H, PANEL_W, screen.get_height() - HUD_H))
+        return rects
+
     def _draw_panel(self, screen: pygame.Surface) -> None:
+        self._panel_enc = None
+        title, items = self._dialogue()
+        key = (title, len(items), items[-1] if items else None, self.scroll, self._panel_header(), screen.get_size())
+        self._panel_drawn = key != getattr(self, "_panel_key", None)
+        if not self._panel_drawn:
+            return  # the same text: what is on screen stays (see dirty_rects)
+        self._panel_key = key
         x0 = screen.get_width() - PANEL_W
         rect = pygame.Rect(x0, HUD_H, PANEL_W, screen.get_height() - HUD_H)
         pygame.draw.rect(screen, PANEL, rect)
-        self._panel_enc = None
-        title, items = self._dialogue()
         screen.blit(self.text.render(title[:44], 21, (255, 255, 255)), (x0 + 12, HUD_H + 10))
         where, verdict, vcol = self._panel_header()
         top = HUD_H + 38
@@ -568,6 +585,16 @@ class SimulationScreen(Screen):
             colour = ACCENT.get(speaker, PANEL_TEXT) if speaker else PANEL_TEXT
             screen.blit(self.text.render(line, 18, colour), (x0 + 12, y))
             y += per
+
+
+def present(ui: SimulationScreen, screen: pygame.Surface) -> None:
+    """Draw the screen stack and put on the display what changed."""
+    ui.stack.draw(screen)
+    rects = ui.dirty_rects(screen)
+    if rects is None:
+        pygame.display.flip()
+    else:
+        pygame.display.update(rects)
 
 
 def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = False, frames: int | None = None,
@@ -600,8 +627,7 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
             for ev in pygame.event.get():
                 ui.stack.handle(ev)
             ui.stack.update(real_dt)
-            ui.stack.draw(screen)
-            pygame.display.flip()
+            present(ui, screen)
             times.append(time.perf_counter() - t0)
             n += 1
         if screenshot:
