@@ -124,6 +124,8 @@ class Encounter:
     result: dict[str, Any] | None = None  # the results row, once scored
     doctor_seat: Tile | None = None
     patient_seat: Tile | None = None
+    started_t: float | None = None  # sim time the doctor was assigned
+    judged_t: float | None = None  # sim time the verdict came
 
 
 class World:
@@ -256,6 +258,38 @@ class World:
                     self.player.hand_back(req.case_id, req.role)
         a = self.actors.get(actor_id)
         self._emit(ControlChanged(actor=actor_id, controller="ai"), case_id=a.case_id if a else None)
+
+    def free_to_walk(self, actor_id: str) -> bool:
+        """A person may walk their agent when the world does not need it somewhere: when
+        it is their turn, or the agent has nothing to do (a doctor or the technician
+        between cases, a patient in the waiting room)."""
+        a = self.actors.get(actor_id)
+        if a is None or not a.present or a.moving:
+            return False
+        if self.requests_for_player():
+            return True
+        if a.role in ("doctor", "technician"):
+            return a.case_id is None
+        enc = next((e for e in self.encounters if e.patient is a), None)
+        return enc is not None and enc.phase is Phase.WAITING
+
+    def step_player(self, dx: int, dy: int) -> bool:
+        """Walk the agent a person controls one tile (collision from the map). False when
+        it may not walk now or the tile is blocked."""
+        if self.controlled is None or not self.free_to_walk(self.controlled):
+            return False
+        a = self.actors[self.controlled]
+        goal = Tile(a.tile.x + dx, a.tile.y + dy)
+        if not self.map.walkable(goal):
+            a.facing = "right" if dx > 0 else "left" if dx < 0 else "down" if dy > 0 else "up"
+            return False
+        self.walk(a, goal, "walk (a person)")
+        return True
+
+    def near(self, a_id: str, b_id: str, tiles: int = 2) -> bool:
+        """Within ``tiles`` steps of each other (king moves), e.g. to talk."""
+        a, b = self.actors.get(a_id), self.actors.get(b_id)
+        return a is not None and b is not None and max(abs(a.tile.x - b.tile.x), abs(a.tile.y - b.tile.y)) <= tiles
 
     def requests_for_player(self) -> list[Any]:
         """What the world waits for the person to answer, for the agent they control."""
@@ -397,6 +431,7 @@ class World:
             enc.doctor_seat = self.map.point(f"{room}_doctor").tile
             enc.patient_seat = self.map.point(f"{room}_patient").tile
             enc.phase = Phase.GATHERING
+            enc.started_t = self.t
             self._emit(EncounterStarted(doctor=doctor.id, patient=enc.patient.id, room=room), case_id=enc.case.id)
             self.walk(doctor, enc.doctor_seat, f"see {enc.patient.id} in {room}")
             self.walk(enc.patient, enc.patient_seat, f"called to {room}")
@@ -534,6 +569,7 @@ class World:
             return
         row: dict[str, Any] = self._take(enc)
         enc.result = row
+        enc.judged_t = self.t
         self.finished.append(row)
         assert enc.doctor is not None
         verdict = ("error" if row["error"] else "failed" if row["status"] == "failed"

@@ -47,6 +47,7 @@ KEYS = (
                   ("F", "follow the selected agent or not"), ("PgUp / PgDn", "scroll the dialogue"),
                   ("Esc", "deselect; Esc again or Q quits"))),
     ("Playing", (("T", "take over the selected agent (doctor, patient or technician)"),
+                 ("Arrows / WASD", "walk your agent (on your turn, or when it has nothing to do)"),
                  ("G", "give the agent back to the AI (it carries on from the same transcript)"),
                  ("Enter", "doctor: ask the patient; patient or technician: answer"),
                  ("O", "doctor: order a test from the hospital's menu"),
@@ -218,7 +219,28 @@ class SimulationScreen(Screen):
                 break
         return len(self.seen.events) - start
 
+    _DIRS = {pygame.K_LEFT: (-1, 0), pygame.K_a: (-1, 0), pygame.K_RIGHT: (1, 0), pygame.K_d: (1, 0),
+             pygame.K_UP: (0, -1), pygame.K_w: (0, -1), pygame.K_DOWN: (0, 1), pygame.K_s: (0, 1)}
+
+    def _walk(self, d: tuple[int, int]) -> None:
+        if not self.world.step_player(*d) and not self.world.free_to_walk(self.world.controlled or ""):
+            a = self.world.actors.get(self.world.controlled or "")
+            if a is not None and not a.moving:
+                self.say_to_player("The hospital needs you here now (it walks you where you are needed)")
+
+    def _counterpart(self, req: Any) -> str | None:
+        """Who the person must stand next to for this turn: the doctor's patient, the
+        patient's doctor (None: no need)."""
+        if req.role == "doctor":
+            return self.world.actor_for(req.case_id, "patient")
+        if req.role == "patient":
+            return self.world.actor_for(req.case_id, "doctor")
+        return None
+
     def _player_key(self, k: int) -> bool:
+        if self.world.controlled and k in self._DIRS:
+            self._walk(self._DIRS[k])
+            return True
         if self.replay and k in (pygame.K_e, pygame.K_j, pygame.K_k):
             what = {pygame.K_e: "event", pygame.K_j: "turn", pygame.K_k: "case"}[k]
             n = self.advance_until(what)
@@ -241,6 +263,10 @@ class SimulationScreen(Screen):
         req = self.request()
         if req is None:
             self.say_to_player("Not your turn yet")
+            return True
+        other = self._counterpart(req)
+        if other is not None and self.world.controlled and not self.world.near(self.world.controlled, other):
+            self.say_to_player(f"Walk back to {other} first (next to them)")
             return True
         player = self.world.player
         assert player is not None
@@ -300,7 +326,9 @@ class SimulationScreen(Screen):
             pan = 600 * real_dt
             dx = (keys[pygame.K_RIGHT] or keys[pygame.K_d]) - (keys[pygame.K_LEFT] or keys[pygame.K_a])
             dy = (keys[pygame.K_DOWN] or keys[pygame.K_s]) - (keys[pygame.K_UP] or keys[pygame.K_w])
-            if dx or dy:
+            if (dx or dy) and self.world.controlled:
+                self.world.step_player(dx, 0 if dx else dy)  # held keys keep walking
+            elif dx or dy:
                 self.cam.pan(dx * pan, dy * pan)
         if not self.paused:
             sim_dt = min(real_dt, 0.1) * SPEEDS[self.speed_i]
@@ -308,6 +336,13 @@ class SimulationScreen(Screen):
             n = max(1, int(sim_dt / 0.1 + 0.999))
             for _ in range(n):
                 self.world.step(sim_dt / n)
+        me = self.world.actors.get(self.world.controlled or "")
+        room = self.world.map.room_at(me.tile) if me is not None else None
+        name = room.name if room is not None else None
+        if me is not None and name != getattr(self, "_my_room", None):
+            if name is not None and getattr(self, "_my_room", "") != "":
+                self.say_to_player(f"{name.replace('_', ' ').title()} ({room.address})", 3.0)
+            self._my_room = name
         if self.world.done and not self._ended:
             self._ended = True
             self.stack.push(EndOfShiftScreen(self.stack, self.text, self.world.stats(), self.world.finished,

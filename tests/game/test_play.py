@@ -230,6 +230,8 @@ def test_the_view_shows_who_is_who_and_the_end_of_the_shift(tmp_path):
         text_lines = [line for line, _ in end.lines()]
         assert text_lines[0].startswith("Cases seen: 2") and "Accuracy:" in text_lines[1]
         assert sum(1 for line in text_lines if line.startswith(("demo-",))) == 2
+        assert "sim-minutes per case" in text_lines[2] and all(m > 0 for m in ui.case_minutes().values())
+        assert len(ui.case_minutes()) == 2
         ui.select("doctor-1")
         where, verdict, _ = (ui._dialogue(), ui._panel_header())[1]
         assert "doctor-1" in where and verdict.startswith(("CORRECT", "WRONG"))
@@ -238,3 +240,47 @@ def test_the_view_shows_who_is_who_and_the_end_of_the_shift(tmp_path):
         assert ui.stack.top is ui
     finally:
         pygame.quit()
+
+
+def test_walking_with_the_keys_collides_and_talking_needs_the_patient_near(hospital):
+    from game.geometry import Tile
+
+    ui, screen, _ = hospital
+    ui.select("doctor-1")
+    key(pygame.K_t)
+    req = wait_for_turn(ui, screen)
+    world = ui.world
+    me = world.actors["doctor-1"]
+    patient = world.actor_for(req.case_id, "patient")
+    # walls block: a step into a wall leaves the doctor where it is
+    wall = next(d for d in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                if not world.map.walkable(Tile(me.tile.x + d[0], me.tile.y + d[1])))
+    start = me.tile
+    assert world.step_player(*wall) is False and me.tile == start
+    # walk away from the patient with the arrow keys, step by step
+    moves = []
+    keys = {(1, 0): pygame.K_RIGHT, (-1, 0): pygame.K_LEFT, (0, 1): pygame.K_DOWN, (0, -1): pygame.K_UP}
+    for _ in range(40):
+        if not world.near("doctor-1", patient):
+            break
+        here = me.tile
+        d = next(d for d in ((0, -1), (1, 0), (-1, 0), (0, 1))
+                 if world.map.walkable(Tile(here.x + d[0], here.y + d[1]))
+                 and max(abs(here.x + d[0] - world.actors[patient].tile.x),
+                         abs(here.y + d[1] - world.actors[patient].tile.y))
+                 >= max(abs(here.x - world.actors[patient].tile.x), abs(here.y - world.actors[patient].tile.y)))
+        key(keys[d])
+        frame(ui, screen, 8)  # the step is walked
+        if me.tile != here:
+            moves.append(d)
+    assert not world.near("doctor-1", patient) and moves
+    key(pygame.K_RETURN)
+    frame(ui, screen)
+    assert ui.stack.top is ui and "Walk back to" in ui.flash  # no text box far from the patient
+    for d in reversed(moves):
+        key(keys[(-d[0], -d[1])])
+        frame(ui, screen, 8)
+    assert world.near("doctor-1", patient)
+    key(pygame.K_RETURN)
+    frame(ui, screen)
+    assert isinstance(ui.stack.top, TextBox)

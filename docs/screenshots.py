@@ -1,0 +1,103 @@
+"""Draw the README's screenshots of playing (no window: SDL dummy driver, scripted
+models): the doctor's text box, the test menu in use, the whole map with name tags,
+the end-of-shift screen.
+
+    .venv/bin/python docs/screenshots.py [--out docs]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+import pygame  # noqa: E402
+
+from agents.llm.llamacpp import LlamaPool  # noqa: E402
+from game.control import PlayerIO  # noqa: E402
+from game.resources import assets_dir, default_map_path  # noqa: E402
+from game.runner import ThreadRunner  # noqa: E402
+from game.view.app import SimulationScreen  # noqa: E402
+from game.view.screens import EndOfShiftScreen, MenuScreen  # noqa: E402
+from medsim.play import build_shift  # noqa: E402
+from medsim.spec import build_spec  # noqa: E402
+
+
+def post_key(k: int) -> None:
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=0, unicode="", scancode=0))
+
+
+def post_text(s: str) -> None:
+    pygame.event.post(pygame.event.Event(pygame.TEXTINPUT, text=s))
+
+
+def frames(ui: SimulationScreen, screen: pygame.Surface, n: int = 1) -> None:
+    for _ in range(n):
+        for ev in pygame.event.get():
+            ui.stack.handle(ev)
+        ui.stack.update(0.05)
+        ui.stack.draw(screen)
+
+
+def until(ui: SimulationScreen, screen: pygame.Surface, cond, limit_s: float = 120.0) -> None:
+    deadline = time.time() + limit_s
+    while not cond() and time.time() < deadline:
+        frames(ui, screen)
+        time.sleep(0.001)
+    if not cond():
+        raise SystemExit("the shift did not get there in time")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
+    args = ap.parse_args()
+    pygame.init()
+    screen = pygame.display.set_mode((1280, 720))
+    player, runner = PlayerIO(), ThreadRunner(3)
+    spec = build_spec(None, {"world.doctors": 2, "world.patients": 5, "world.arrival_interval_s": 2.0, "seed": 3})
+    world = build_shift(spec, runner=runner, log=None, pool=LlamaPool(), player=player)
+    ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+    ui.speed_i = 3
+    try:
+        ui.select("doctor-1")
+        post_key(pygame.K_t)  # the person plays doctor-1 from its first turn
+        frames(ui, screen, 120)
+        ui.cam.fit(*ui.building)
+        frames(ui, screen)
+        pygame.image.save(screen, str(args.out / "play-map-tags.png"))  # every room, name tags
+        post_key(pygame.K_PLUS)
+        post_key(pygame.K_PLUS)
+        until(ui, screen, lambda: ui.request() is not None)
+        post_key(pygame.K_RETURN)
+        post_text("Where exactly is the pain, and does it spread anywhere?")
+        frames(ui, screen, 2)
+        pygame.image.save(screen, str(args.out / "play-textbox.png"))
+        post_key(pygame.K_RETURN)
+        frames(ui, screen)
+        until(ui, screen, lambda: ui.request() is not None)
+        post_key(pygame.K_o)
+        frames(ui, screen)
+        menu = ui.stack.top
+        assert isinstance(menu, MenuScreen)
+        menu.select_label("Urinalysis")
+        frames(ui, screen, 2)
+        pygame.image.save(screen, str(args.out / "play-test-menu.png"))
+        post_key(pygame.K_RETURN)
+        frames(ui, screen)
+        post_key(pygame.K_g)  # the AI carries on
+        until(ui, screen, lambda: isinstance(ui.stack.top, EndOfShiftScreen), 300)
+        frames(ui, screen, 2)
+        pygame.image.save(screen, str(args.out / "play-end-of-shift.png"))
+    finally:
+        player.close()
+        runner.close()
+        pygame.quit()
+    print(f"screenshots in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
