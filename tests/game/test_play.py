@@ -72,6 +72,20 @@ def test_a_player_plays_a_whole_case_with_the_keyboard(hospital):
     key(pygame.K_t)  # take over the selected doctor
     frame(ui, screen)
     assert ui.world.controlled == "doctor-1"
+    # walk about the room with the arrow keys and back to the patient before asking
+    from game.geometry import Tile
+
+    wait_for_turn(ui, screen)
+    me = ui.world.actors["doctor-1"]
+    seat = me.tile
+    arrows = {(1, 0): pygame.K_RIGHT, (-1, 0): pygame.K_LEFT, (0, 1): pygame.K_DOWN, (0, -1): pygame.K_UP}
+    d = next(d for d in arrows if ui.world.map.walkable(Tile(seat.x + d[0], seat.y + d[1])))
+    key(arrows[d])
+    frame(ui, screen, 8)
+    assert me.tile == Tile(seat.x + d[0], seat.y + d[1])
+    key(arrows[(-d[0], -d[1])])
+    frame(ui, screen, 8)
+    assert me.tile == seat
     for question in ("What brings you in today?", "Any medicines or allergies?"):
         wait_for_turn(ui, screen)
         key(pygame.K_RETURN)  # the text box
