@@ -43,6 +43,7 @@ def main() -> None:
     ap.add_argument("--patients", type=int, default=6)
     ap.add_argument("--speed", type=int, default=2, choices=(1, 2, 4, 8))
     ap.add_argument("--stop-at-first", action="store_true", help="stop at the first judged diagnosis")
+    ap.add_argument("--screenshot", default=None, help="save the last frame as PNG")
     ap.add_argument("--nice", type=int, default=10, help="model threads' priority below the window's (0: the same)")
     args = ap.parse_args()
     xvfb = _display()
@@ -91,6 +92,8 @@ def main() -> None:
                 if args.stop_at_first:
                     break
         wall = time.perf_counter() - t_open
+        if args.screenshot:
+            pygame.image.save(screen, args.screenshot)
         s = world.stats()
         print(f"frames while the model runs: {len(busy)}, p50 {pct(busy, 0.5):.1f} ms, p95 {pct(busy, 0.95):.1f} ms "
               f"(goal <= 16.7: {'met' if busy and pct(busy, 0.95) <= 16.7 else 'NOT met'})")

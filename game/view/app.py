@@ -389,10 +389,11 @@ class SimulationScreen(Screen):
         return pygame.Rect(self.cam.view_w - w - 8, 72, w, h)
 
     def _all_in_view(self) -> bool:
-        """The whole map is on screen (the minimap would add nothing)."""
+        """Every room is on screen (the minimap would add nothing and hide a room)."""
         x0, y0 = self.cam.to_world(0, 0)
         x1, y1 = self.cam.to_world(self.cam.view_w, self.cam.view_h)
-        return x0 <= 0 and y0 <= 0 and x1 >= self.cam.world_w and y1 >= self.cam.world_h
+        bx0, by0, bx1, by1 = self.building
+        return x0 <= bx0 + 1 and y0 <= by0 + 1 and x1 >= bx1 - 1 and y1 >= by1 - 1
 
     def _minimap_click(self, sx: int, sy: int) -> bool:
         if not self.show_minimap or self._all_in_view():
