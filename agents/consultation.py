@@ -133,8 +133,9 @@ class Consultation:
         t = self.turn
         final = t == self.config.max_turns
         incoming = f"{self._next_doctor_input}\n{LAST_TURN}" if final else self._next_doctor_input
+        may = final or self._gathered() >= self.config.min_gathering
         try:
-            turn = self.cast["doctor"].act(Observation(turn=t, text=incoming, final=final))
+            turn = self.cast["doctor"].act(Observation(turn=t, text=incoming, final=final, may_diagnose=may))
         except (LLMError, RoleFailure) as e:
             self._stop(t, e)
             return None

@@ -18,7 +18,8 @@ from typing import Any, ClassVar, Protocol, TextIO
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
     "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
-    "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "CaseFinished", "EventSink", "EventLog",
+    "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "MemoryRetrieved",
+    "MemoryLearned", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "DictSink", "TeeSink", "read_events", "SCHEMA_VERSION",
 ]
 
@@ -210,6 +211,53 @@ class ConsultationFailed(Event):
     role: str
     problem: str
     reason: str
+
+
+@dataclass(frozen=True)
+class MemoryRetrieved(Event):
+    """Past cases and insights retrieved for the doctor's diagnosis: what was asked,
+    and each hit's buffer, id and similarity."""
+
+    type: ClassVar[str] = "memory_retrieved"
+    turn: int
+    query: str
+    hits: list[dict[str, Any]]
+    memory: dict[str, Any]  # the memory's state (size, hash, embedder)
+
+
+@dataclass(frozen=True)
+class MemoryLearned(Event):
+    """What the learning loop did with a finished case: filed it in the records buffer,
+    stored an insight in the experience buffer, or stored nothing (and why)."""
+
+    type: ClassVar[str] = "memory_learned"
+    action: str  # filed | insight_stored | nothing
+    buffer: str | None
+    record_id: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Reflection(Event):
+    """The reflector's insight on a wrong diagnosis (``accepted`` False: it named the
+    answer or was empty, and was asked again or dropped)."""
+
+    type: ClassVar[str] = "reflection"
+    attempt: int
+    insight: str
+    accepted: bool
+    problem: str
+
+
+@dataclass(frozen=True)
+class SecondAttempt(Event):
+    """After a reflection, the doctor diagnoses the same consultation again, with the
+    insight; judged like the first attempt."""
+
+    type: ClassVar[str] = "second_attempt"
+    diagnosis: str | None
+    correct: bool | None
+    method: str
 
 
 @dataclass(frozen=True)

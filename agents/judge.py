@@ -27,7 +27,7 @@ from agents.prompts import render
 
 __all__ = ["normalise", "not_a_diagnosis", "strip_lead_in", "strip_hedges", "precheck", "parse_verdict", "Verdict",
            "judge_diagnosis", "judge_messages", "JudgeUnparsed", "RELATIONS", "JUDGE_SCHEMA", "REPLY_FORMATS",
-           "DEFAULT_REPLY_FORMAT"]
+           "DEFAULT_REPLY_FORMAT", "names_condition"]
 
 
 # --------------------------------------------------------------------------- tables
@@ -697,3 +697,30 @@ def judge_diagnosis(
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
                             truth=truth, rationale=v.rationale, rule=v.rule))
     return v
+
+
+_GENERIC = {"disease", "syndrome", "disorder", "acute", "chronic", "primary", "secondary", "infection", "type",
+            "left", "right", "bilateral", "condition", "deficiency", "injury", "failure"}
+
+
+def names_condition(text: str, condition: str) -> bool:
+    """Whether ``text`` names ``condition``: the same canonical words in a row (spelling
+    variants, abbreviations and plurals included: "MI" names "myocardial infarction"),
+    or every distinctive word of the condition anywhere in the text. Used to keep an
+    answer out of text that must not give it away (a reflection's insight)."""
+    cond = [w for w in _words(re.sub(r"\([^)]*\)", " ", condition)) if w not in _STOP]
+    words = _words(text)
+    if not cond:
+        return False
+    n = len(cond)
+    if any(words[i:i + n] == cond for i in range(len(words) - n + 1)):
+        return True
+    distinctive = {w for w in cond if w not in _GENERIC and len(w) > 2}
+    if distinctive and distinctive <= set(words):
+        return True
+    # two of its words in a row ("myocardial infarction" of "inferior ST-elevation MI")
+    pairs = {(a, b) for a, b in zip(cond, cond[1:]) if not ({a, b} <= _GENERIC)}
+    if pairs & set(zip(words, words[1:])):
+        return True
+    abbrevs = {a.lower() for a in re.findall(r"\(([A-Za-z0-9]{2,10})\)", condition)}
+    return bool(abbrevs & set(normalise(text).split()))

@@ -31,13 +31,15 @@ def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, cond
     status, error = t.status, t.error
     correct = None
     judge_method = None
+    scored = False
     for e in events:
-        if e.get("type") == "scored" and e.get("scorer") == "diagnosis":
+        if e.get("type") == "scored" and e.get("scorer") == "diagnosis" and not scored:
+            scored = True  # the first: later judgements are the learning loop's (a second attempt)
             if e["details"].get("error"):
                 status, error = "error", e["details"]["error"]
             else:
                 correct = e["value"]
-        elif e.get("type") == "judge":
+        elif e.get("type") == "judge" and not scored:
             judge_method = e["method"]
     if status in ("error", "failed"):
         correct = None
@@ -56,7 +58,21 @@ def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, cond
         "wall_s": round(wall_s, 4),
         "specialty": case.specialty,
         "events": events_file,
+        **_memory_fields(events),
     }
+
+
+def _memory_fields(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The memory the case consulted (its state at retrieval) and what it learned."""
+    out: dict[str, Any] = {}
+    got = [e for e in events if e.get("type") == "memory_retrieved"]
+    if got:
+        out["memory"] = got[-1]["memory"]
+        out["memory_hits"] = [f"{h['buffer']}:{h['id']}" for h in got[-1]["hits"]]
+    learned = [e for e in events if e.get("type") == "memory_learned"]
+    if learned:
+        out["learned"] = learned[-1]["action"]
+    return out
 
 
 def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -32,6 +32,8 @@ ROLE_DEFAULTS: dict[str, RoleDefaults] = {
     "patient": RoleDefaults(0.2, 100, ("\nDoctor:",), "Patient"),
     "measurement": RoleDefaults(0.0, 160, ("\nDoctor:",), "Technician"),
     "judge": RoleDefaults(0.0, 60, (), "Judge"),
+    # reflects on a wrong diagnosis and writes a general insight (the memory's learning loop)
+    "reflector": RoleDefaults(0.2, 160, (), "Reflector"),
 }
 # who takes turns in a consultation (the judge scores it afterwards)
 CONSULTATION_ROLES = ("doctor", "patient", "measurement")

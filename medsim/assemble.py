@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.consultation import ConsultationConfig
@@ -17,7 +17,9 @@ from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import BackendSpecError, build_backend, describe_spec
+from agents.learning import Learner
 from agents.participants import CastConfig, HumanIO, HumanParticipant, Participant, llm_cast
+from agents.recall import Remembering
 from agents.roles import role_defaults
 from agents.scorers import DiagnosisScorer, Scorer
 from medsim.spec import RoleSpec, RunSpec
@@ -124,10 +126,13 @@ class RunPlan:
     llms: dict[str, LLM]
     header_spec: dict  # the whole spec (every condition) as stored in each log header
     human_io: HumanIO | None = None  # how a person playing a role is asked (terminal, game)
+    memory: Any = None  # the case memory the doctor consults (agents.recall.Recall), or None
+    learn: bool = False  # finished cases teach the memory (agents.learning.Learner)
     consultation: ConsultationConfig = field(init=False)
     cast_cfg: CastConfig = field(init=False)
     scorers: list[Scorer] = field(init=False)
     models: dict[str, str] = field(init=False)
+    learner: Learner | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.consultation = consultation_config(self.spec)
@@ -136,6 +141,14 @@ class RunPlan:
         self.scorers = [DiagnosisScorer(self.llms["judge"], role_params("judge", judge, self.seed),
                                         RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))]
         self.models = describe_roles(self.spec)
+        if self.spec.memory.mode == "off":
+            self.memory = None
+        self.learner = None
+        if self.learn and self.memory is not None:
+            reflector = self.spec.role("reflector")
+            self.learner = Learner(self.memory, self.llms["reflector"], role_params("reflector", reflector, self.seed),
+                                   self.llms["doctor"], self.llms["judge"], role_params("judge", judge, self.seed),
+                                   RetryPolicy(retries=reflector.retries, backoff_s=reflector.backoff_s))
         for role, llm in self.llms.items():
             if getattr(llm, "name", "").startswith("replay"):
                 self.models[role] = f"replay of {self.models.get(role, '?')}"
@@ -147,12 +160,14 @@ class RunPlan:
                 raise AssemblyError(f"roles.{role} is played by a person: use `medsim consult --as {role}` "
                                     f"or `medsim play --as {role}`")
             cast[role] = HumanParticipant(role, self.human_io)
+        if self.memory is not None:
+            cast["doctor"] = Remembering(cast["doctor"], self.memory, case, sink, k=self.spec.memory.k)
         return cast
 
 
 def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends, *,
-             human_io: HumanIO | None = None) -> RunPlan:
+             human_io: HumanIO | None = None, memory: Any = None, learn: bool = False) -> RunPlan:
     s = spec.for_condition(condition)
     llms = {role: backends.get(role, rs, seed) for role, rs in s.roles.items()}
-    return RunPlan(s, condition, seed, llms, spec.to_dict(), human_io)
+    return RunPlan(s, condition, seed, llms, spec.to_dict(), human_io, memory, learn)
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from agents.cases.model import Case, CaseRecordError
 from agents.cases.registry import load_cases
 from agents.consultation import Consultation
-from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, Header, Scored
+from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, Header, MemoryLearned, Scored
 from agents.llm.base import LLM
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import is_in_process
@@ -29,7 +29,9 @@ from agents.names import event_file_name
 from agents.provenance import git_revision, package_versions
 from agents.results import case_row, read_results, row_key, summarise
 from agents.scorers import Transcript, score_case
+from agents.recall import case_key
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
+from medsim.memory import open_memory
 from medsim.spec import RunSpec
 
 __all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_case", "write_report", "prepare_out"]
@@ -89,6 +91,12 @@ def run_case(plan: RunPlan, case: Case, path: Path, *, events_file: str) -> dict
         except Exception as e:  # noqa: BLE001 - recorded as the case's error
             log.emit(Scored(scorer="diagnosis", value=None,
                             details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+        if plan.learner is not None:
+            try:
+                plan.learner.learn(case, events, log)
+            except Exception as e:  # noqa: BLE001 - learning that breaks must not lose the case
+                log.emit(MemoryLearned(action="nothing", buffer=None, record_id=None,
+                                       reason=f"internal error in learning: {type(e).__name__}: {e}"))
         row = case_row(case, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
                        wall_s=time.perf_counter() - t0)
         log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row["diagnosis"],
@@ -178,73 +186,139 @@ def _row_line(row: Mapping[str, Any]) -> str:
 
 
 # -- the run -----------------------------------------------------------------------------
+def _run_cells(todo: Sequence[tuple[RunPlan, Case]], out: Path, keep: list[dict[str, Any]], *, workers: int,
+               total: int, progress: bool, fsync: bool, on_row: Callable[[dict[str, Any]], None] | None,
+               desc: str = "case") -> list[dict[str, Any]]:
+    """Run cells (plan, case) into ``out``/events, appending rows to ``out``/results.jsonl
+    as each finishes; returns every row (kept ones first)."""
+    (out / "events").mkdir(parents=True, exist_ok=True)
+    results = _Results(out / "results.jsonl", keep, fsync=fsync)
+    bar = None
+    if progress and todo:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, initial=len(keep), unit=desc, file=sys.stderr, dynamic_ncols=True)
+    rows = list(keep)
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as ex:
+            futs = {}
+            for plan, c in todo:
+                name = event_file_name(c.id, plan.seed, plan.condition)
+                futs[ex.submit(run_case, plan, c, out / "events" / name, events_file=f"events/{name}")] = c
+            for fut in as_completed(futs):
+                row = fut.result()
+                results.append(row)
+                rows.append(row)
+                if on_row:
+                    on_row(row)
+                if bar is not None:
+                    s = summarise(rows)
+                    acc = "n/a" if s["accuracy"] is None else f"{s['accuracy']:.0%}"
+                    bar.set_postfix(acc=acc, errors=s["errors"], refresh=False)
+                    bar.update(1)
+    finally:
+        results.close()
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+def _leaks(memory: Any, cases: Sequence[Case]) -> list[str]:
+    keys = memory.case_keys()
+    return [c.id for c in cases if case_key(c) in keys]
+
+
 def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] | None = None,
               pool: LlamaPool | None = None, on_row: Callable[[dict[str, Any]], None] | None = None) -> BenchOutcome:
     """Run (or resume) a benchmark. ``backends``: models by role name that replace the
-    spec's (tests inject fakes)."""
+    spec's (tests inject fakes). With memory, a learning split (``memory.learn_cases``)
+    runs first, learning, into ``OUT/learning/``; the scored cases then run with the
+    memory frozen. A scored case found in the memory stops the run before it starts."""
     if spec.human_roles():
         raise BenchError(f"a benchmark runs no people, but {', '.join(spec.human_roles())} is set to 'human'; "
                          "play it with `medsim consult --as ROLE` or `medsim play --as ROLE`")
     cases, invalid = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
     if spec.limit is not None:
         cases = cases[: spec.limit]
+    ms = spec.memory
+    learn_cases: list[Case] = []
+    if ms.learn_cases:
+        learn_cases, _ = load_cases(ms.learn_cases, skip_invalid=spec.skip_invalid)
+        learn_cases = learn_cases[: ms.learn_limit] if ms.learn_limit else learn_cases
+        shared = {case_key(c) for c in learn_cases} & {case_key(c) for c in cases}
+        if shared:
+            names = [c.id for c in cases if case_key(c) in shared]
+            raise BenchError(f"the learning split and the scored cases share {len(names)} case(s) "
+                             f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}): a scored case must never "
+                             "be learned from")
+    uses_memory = any(spec.for_condition(c).memory.mode != "off" for c in spec.condition_names())
+    learns_online = any(spec.for_condition(c).memory.mode == "learn" for c in spec.condition_names()) and not ms.learn_cases
+    if learns_online and (len(spec.seeds) > 1 or len(spec.condition_names()) > 1):
+        raise BenchError("learning online (memory mode 'learn' without a learning split) runs one seed and one "
+                         "condition: a case learned in one cell would be in memory for the next; use "
+                         "memory.learn_cases to learn first, then score every cell frozen")
     own_pool = pool is None
     pool = pool or LlamaPool()
+    memory = None
     try:
-        built = Backends({c.id: c for c in cases}, pool, override=backends)
+        built = Backends({c.id: c for c in [*cases, *learn_cases]}, pool, override=backends)
         built.check(spec)
         if spec.preflight:
             preflight(spec, skip_roles=list(backends or ()))
+        if uses_memory:
+            try:
+                memory = open_memory(ms, read_only=not (ms.learn_cases or learns_online))
+            except Exception as e:  # noqa: BLE001 - a memory that cannot be opened stops the run, named
+                raise BenchError(f"memory at {ms.dir}: {e}") from None
         keep = prepare_out(spec, opts)
         done = {row_key(r) for r in keep}
+        if learn_cases:
+            assert memory is not None
+            lkeep = read_results(opts.out / "learning" / "results.jsonl")
+            ldone = {r["case_id"] for r in lkeep}
+            plan = plan_for(spec, spec.condition_names()[0], spec.seeds[0], built, memory=memory, learn=True)
+            lrows = _run_cells([(plan, c) for c in learn_cases if c.id not in ldone], opts.out / "learning", lkeep,
+                               workers=1, total=len(learn_cases), progress=opts.progress, fsync=opts.fsync,
+                               on_row=None, desc="learning case")
+            (opts.out / "learning" / "summary.json").write_text(
+                json.dumps({**summarise(lrows), "memory": memory.state()}, indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8")
+        if memory is not None:
+            finished = {r["case_id"] for r in keep}  # learned online after they were scored (resume)
+            leaked = [cid for cid in _leaks(memory, cases) if cid not in finished]
+            if leaked:
+                raise BenchError(f"{len(leaked)} scored case(s) are in the memory at {ms.dir} "
+                                 f"({', '.join(leaked[:5])}{', ...' if len(leaked) > 5 else ''}): their answers would "
+                                 "leak; use another memory or other cases")
         plans: dict[tuple[str, int], RunPlan] = {}
         for cond in spec.condition_names():
             for seed in spec.seeds:
-                plans[(cond, seed)] = plan_for(spec, cond, seed, built)
+                online = spec.for_condition(cond).memory.mode == "learn" and not ms.learn_cases
+                plans[(cond, seed)] = plan_for(spec, cond, seed, built, memory=memory, learn=online)
         todo = [(plans[(cond, seed)], c) for cond in spec.condition_names() for seed in spec.seeds for c in cases
                 if (c.id, seed, cond) not in done]
         total = len(cases) * len(plans)
         if spec.workers > 1 and all(is_in_process(rs.backend) for rs in spec.all_roles()):
             print("note: all roles run in process; their model calls are serialised, so "
                   "--workers > 1 gains little", file=sys.stderr)
-        results = _Results(opts.out / "results.jsonl", keep, fsync=opts.fsync)
-        bar = None
-        if opts.progress and todo:
-            from tqdm import tqdm
-
-            bar = tqdm(total=total, initial=len(keep), unit="case", file=sys.stderr, dynamic_ncols=True)
-        rows = list(keep)
-        try:
-            with ThreadPoolExecutor(max_workers=spec.workers) as ex:
-                futs = {}
-                for plan, c in todo:
-                    name = event_file_name(c.id, plan.seed, plan.condition)
-                    futs[ex.submit(run_case, plan, c, opts.out / "events" / name, events_file=f"events/{name}")] = c
-                for fut in as_completed(futs):
-                    row = fut.result()
-                    results.append(row)
-                    rows.append(row)
-                    if on_row:
-                        on_row(row)
-                    if bar is not None:
-                        s = summarise(rows)
-                        acc = "n/a" if s["accuracy"] is None else f"{s['accuracy']:.0%}"
-                        bar.set_postfix(acc=acc, errors=s["errors"], refresh=False)
-                        bar.update(1)
-        finally:
-            results.close()
-            if bar is not None:
-                bar.close()
+        # learning online changes the memory case by case: one at a time keeps the run reproducible
+        workers = 1 if learns_online else spec.workers
+        rows = _run_cells(todo, opts.out, keep, workers=workers, total=total, progress=opts.progress,
+                          fsync=opts.fsync, on_row=on_row)
         order = {(c.id, seed, cond): i for i, (cond, seed, c) in
                  enumerate((cond, seed, c) for cond in spec.condition_names() for seed in spec.seeds for c in cases)}
         rows.sort(key=lambda r: order.get(row_key(r), len(order)))
         summary = summarise(rows)
         summary["invalid_records_skipped"] = len(invalid)
+        if memory is not None:
+            summary["memory"] = memory.state()
         (opts.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         first = next(iter(plans.values()))
         write_report(opts.out, spec, summary, rows, first.models)
         return BenchOutcome(summary, opts.out, invalid)
     finally:
+        if memory is not None:
+            memory.close()
         if own_pool:
             pool.close()
 

@@ -62,6 +62,18 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
                    help="questions/tests required before a diagnosis is accepted (0: AgentClinic's rule; default 3)")
     c.add_argument("--no-guards", action="store_true", default=None, help="turn off the refusal / role-break / loop detectors")
     c.add_argument("--max-turns", type=int, default=None, help="turn limit (default 20)")
+    mm = p.add_argument_group("memory")
+    mm.add_argument("--memory", default=None, choices=("off", "learn", "frozen"),
+                    help="past cases before each diagnosis: off (default), learn (and learn from each case), frozen")
+    mm.add_argument("--memory-dir", default=None, help="where the memory lives (SQLite + FAISS)")
+    mm.add_argument("--memory-k", type=int, default=None, help="past cases (and insights) retrieved per buffer (default 3)")
+    mm.add_argument("--embedder", default=None, choices=("auto", "minilm", "clip", "clip-tiny", "hash"),
+                    help="auto: CLIP when --clip-checkpoint is given, else MiniLM")
+    mm.add_argument("--clip-checkpoint", default=None, help="a local open_clip checkpoint file")
+    if grid:
+        mm.add_argument("--learn-cases", default=None,
+                        help="a learning split: learned from first, then the scored cases run with the memory frozen")
+        mm.add_argument("--learn-limit", type=int, default=None, help="the learning split's first N cases")
     if world:
         w = p.add_argument_group("world")
         w.add_argument("--doctors", type=int, default=None, help="doctors on shift (default 2)")
@@ -76,7 +88,10 @@ def _overrides(args: argparse.Namespace, roles: Sequence[str]) -> dict[str, Any]
                          "model": a.get("model"), "protocol.name": a.get("protocol"),
                          "protocol.doctor_mode": a.get("doctor_mode"), "protocol.min_gathering": a.get("min_gathering"),
                          "protocol.max_turns": a.get("max_turns"), "world.doctors": a.get("doctors"),
-                         "world.patients": a.get("patients"), "world.map": a.get("map")}
+                         "world.patients": a.get("patients"), "world.map": a.get("map"),
+                         "memory.mode": a.get("memory"), "memory.dir": a.get("memory_dir"), "memory.k": a.get("memory_k"),
+                         "memory.embedder": a.get("embedder"), "memory.clip_checkpoint": a.get("clip_checkpoint"),
+                         "memory.learn_cases": a.get("learn_cases"), "memory.learn_limit": a.get("learn_limit")}
     if a.get("skip_invalid"):
         o["skip_invalid"] = True
     if a.get("no_preflight"):
@@ -124,7 +139,8 @@ def spec_from_args(args: argparse.Namespace):  # -> RunSpec
 
 def _flag_of(key: str) -> str:
     special = {"seeds": "--seeds", "preflight": "--no-preflight", "protocol.guards": "--no-guards",
-               "protocol.name": "--protocol", "llm": "--llm", "model": "--model"}
+               "protocol.name": "--protocol", "llm": "--llm", "model": "--model", "memory.mode": "--memory",
+               "memory.dir": "--memory-dir", "memory.k": "--memory-k"}
     if key in special:
         return special[key]
     parts = key.split(".")

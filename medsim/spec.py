@@ -24,7 +24,7 @@ from agents.llm.spec import BackendSpecError, check_backend_spec
 from agents.roles import CONSULTATION_ROLES, ROLE_DEFAULTS, role_defaults
 from medsim.toml_out import dumps as toml_dumps
 
-__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "RunSpec", "load_toml", "set_dotted",
+__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "RunSpec", "load_toml", "set_dotted",
            "build_spec", "PROTOCOLS", "DOCTOR_MODES"]
 
 PROTOCOLS = ("medsim", "agentclinic")
@@ -212,17 +212,62 @@ class WorldSpec:
         return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
 
 
+MEMORY_MODES = ("off", "learn", "frozen")
+EMBEDDERS = ("auto", "minilm", "clip", "clip-tiny", "hash")
+
+
+@dataclass(frozen=True)
+class MemorySpec:
+    """The case memory (MedAgentSim's records and experience buffers). ``off``: none;
+    ``learn``: retrieval before each diagnosis, and every finished case teaches the
+    memory (a right diagnosis is filed; a wrong one is reflected on); ``frozen``:
+    retrieval only. With ``learn_cases`` a learning split runs first (learn), then the
+    scored cases run with the memory frozen."""
+
+    mode: str = "off"
+    dir: str | None = None  # where the memory lives (SQLite + FAISS)
+    k: int = 3  # nearest past cases (and insights) retrieved from each buffer
+    embedder: str = "auto"  # auto | minilm | clip | clip-tiny | hash
+    clip_checkpoint: str | None = None  # a local open_clip checkpoint (auto then picks clip)
+    learn_cases: str | None = None  # a learning split (registered name or JSONL path)
+    learn_limit: int | None = None  # its first N cases
+
+    KEYS = ("mode", "dir", "k", "embedder", "clip_checkpoint", "learn_cases", "learn_limit")
+
+    @classmethod
+    def parse(cls, d: Mapping[str, Any], path: str = "memory.") -> "MemorySpec":
+        _check_keys(d, set(cls.KEYS), path)
+        learn = _str(d, "learn_cases", path, optional=True)
+        mode = _str(d, "mode", path, default="learn" if learn else "off", choices=MEMORY_MODES)
+        m = cls(mode=mode, dir=_str(d, "dir", path, optional=True), k=_int(d, "k", path, lo=1, default=3),
+                embedder=_str(d, "embedder", path, default="auto", choices=EMBEDDERS),
+                clip_checkpoint=_str(d, "clip_checkpoint", path, optional=True), learn_cases=learn,
+                learn_limit=_int(d, "learn_limit", path, lo=1, optional=True))
+        if m.mode != "off" and not m.dir:
+            raise SpecError(f"{path}dir: memory mode '{m.mode}' needs a directory (--memory-dir DIR)")
+        if m.learn_cases and m.mode != "learn":
+            raise SpecError(f"{path}learn_cases: a learning split needs mode 'learn' (the scored cases then run frozen)")
+        if m.embedder == "clip" and not m.clip_checkpoint:
+            raise SpecError(f"{path}embedder: 'clip' needs {path}clip_checkpoint (no CLIP weights can be downloaded "
+                            "here); 'clip-tiny' is random-init, for tests")
+        return m
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+
+
 @dataclass(frozen=True)
 class Condition:
-    """One condition of a grid: its own protocol and roles (resolved)."""
+    """One condition of a grid: its own protocol, roles and memory mode (resolved)."""
 
     protocol: ProtocolSpec
     roles: Mapping[str, RoleSpec]
+    memory: MemorySpec = MemorySpec()
 
 
 _TOP_KEYS = {"cases", "limit", "skip_invalid", "seed", "seeds", "workers", "preflight", "llm", "model",
-             "roles", "protocol", "world", "conditions"}
-_CONDITION_KEYS = {"llm", "model", "roles", "protocol"}
+             "roles", "protocol", "world", "memory", "conditions"}
+_CONDITION_KEYS = {"llm", "model", "roles", "protocol", "memory"}
 
 
 @dataclass(frozen=True)
@@ -236,6 +281,7 @@ class RunSpec:
     roles: Mapping[str, RoleSpec] = field(default_factory=dict)
     protocol: ProtocolSpec = ProtocolSpec()
     world: WorldSpec = WorldSpec()
+    memory: MemorySpec = MemorySpec()
     # named conditions of a grid (each its own protocol and roles); empty: one
     # condition, "base", which is the spec's own protocol and roles
     conditions: Mapping[str, Condition] = field(default_factory=dict)
@@ -262,6 +308,7 @@ class RunSpec:
         else:
             seeds_t = (_int(d, "seed", "", lo=0, default=0),)
         base_protocol, base_roles = _resolve_roles_protocol(d, default_llm)
+        base_memory = MemorySpec.parse(d.get("memory", {}) or {})
         conds_raw = d.get("conditions", {}) or {}
         if not isinstance(conds_raw, Mapping):
             raise SpecError(f"conditions: expected a table of named conditions, got {conds_raw!r}")
@@ -272,17 +319,21 @@ class RunSpec:
             if not isinstance(over, Mapping):
                 raise SpecError(f"conditions.{name}: expected a table, got {over!r}")
             _check_keys(over, _CONDITION_KEYS, f"conditions.{name}.")
-            merged = _merge({k: d[k] for k in ("llm", "model", "roles", "protocol") if k in d}, over)
+            merged = _merge({k: d[k] for k in ("llm", "model", "roles", "protocol", "memory") if k in d}, over)
+            mem_over = over.get("memory") or {}
+            if isinstance(mem_over, Mapping):
+                _check_keys(mem_over, {"mode", "k"}, f"conditions.{name}.memory.")  # the rest is the run's
             try:
                 p, r = _resolve_roles_protocol(merged, default_llm)
+                mem = MemorySpec.parse(merged.get("memory", {}) or {})
             except SpecError as e:
                 raise SpecError(f"conditions.{name}: {e}") from None
-            conditions[name] = Condition(p, r)
+            conditions[name] = Condition(p, r, mem)
         return cls(
             cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
             workers=_int(d, "workers", "", lo=1, default=1), preflight=_bool(d, "preflight", "", default=True),
             roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
-            conditions=conditions,
+            memory=base_memory, conditions=conditions,
         )
 
     # -- views ----------------------------------------------------------------------
@@ -296,7 +347,7 @@ class RunSpec:
         if name not in self.conditions:
             raise SpecError(f"no condition '{name}' (have: {', '.join(self.condition_names())})")
         c = self.conditions[name]
-        return replace(self, protocol=c.protocol, roles=c.roles, conditions={})
+        return replace(self, protocol=c.protocol, roles=c.roles, memory=c.memory, conditions={})
 
     def role(self, name: str) -> RoleSpec:
         try:
@@ -325,8 +376,11 @@ class RunSpec:
         d.update(skip_invalid=self.skip_invalid, seeds=list(self.seeds), workers=self.workers,
                  preflight=self.preflight, protocol=self.protocol.to_dict(),
                  roles={r: s.to_dict() for r, s in self.roles.items()}, world=self.world.to_dict())
+        if self.memory != MemorySpec():
+            d["memory"] = self.memory.to_dict()
         if self.conditions:
-            d["conditions"] = {n: {"protocol": c.protocol.to_dict(), "roles": {r: s.to_dict() for r, s in c.roles.items()}}
+            d["conditions"] = {n: {"protocol": c.protocol.to_dict(), "roles": {r: s.to_dict() for r, s in c.roles.items()},
+                                   **({"memory": {"mode": c.memory.mode, "k": c.memory.k}} if c.memory != self.memory else {})}
                                for n, c in self.conditions.items()}
         return d
 

@@ -122,13 +122,28 @@ class ScriptedLLM:
         action = {"ask": "ask_patient", "test": "order_test", "diagnose": "diagnose"}[a.kind]
         return json.dumps({"action": action, "text": a.text})
 
+    def _reflect(self, case: Case) -> str:
+        """A general lesson that never names the diagnosis."""
+        import json
+
+        return json.dumps({"insight": "Before settling on the first idea, weigh the test results that tell similar "
+                                      "conditions apart and ask about the timing of the symptoms."})
+
+    def lesson_helps(self, case_id: str) -> bool:
+        """Whether a reflection's lesson turns this case's wrong diagnosis right (by seed)."""
+        return _h(self.seed, case_id, "lesson") % 3 != 0
+
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
         if ctx.role == "judge":
             return self._output(self._judge(ctx.case_id, messages[-1].content), messages)
+        if ctx.role == "reflector":
+            return self._output(self._reflect(self._case(ctx)), messages)
         case = self._case(ctx)
         last = messages[-1].content if messages else ""
         if ctx.role == "doctor":
             text = self._doctor(case, messages)
+            if "left a lesson" in last and self.lesson_helps(case.id):
+                text = f"DIAGNOSIS READY: {case.diagnosis}"  # the second attempt, helped by the lesson
             if params.response_schema:
                 text = self._as_json(text)
         elif ctx.role == "patient":

@@ -24,6 +24,7 @@ class Observation:
     final: bool = False  # the doctor's last turn: a diagnosis is required
     order: str | None = None  # the technician: the examination or test that was ordered
     records: tuple[tuple[str, str], ...] = ()  # the technician: case records matching the order
+    may_diagnose: bool = True  # the doctor: a diagnosis now would be accepted (minimum gathering met)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ from medsim.bench import BenchError, BenchOptions, run_bench
 from medsim.cli import main
 from medsim.spec import build_spec
 
-ROLES = ("doctor", "patient", "measurement", "judge")
+from agents.roles import ROLE_DEFAULTS
+
+ROLES = tuple(ROLE_DEFAULTS)
 
 
 def _run(tmp_path, out="run", *, progress=False, resume=False, **over):

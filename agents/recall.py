@@ -1,0 +1,179 @@
+"""What the engine needs from a case memory, and the doctor's diagnosis step with it.
+
+The memory itself (embeddings, SQLite, FAISS) lives in ``memory/``; the engine sees only
+:class:`Recall` (search) and :class:`Memorise` (store), so any memory can serve.
+:class:`Remembering` wraps the doctor: when it is about to give an accepted diagnosis,
+the k nearest past cases (records buffer) and insights (experience buffer) are retrieved
+for what the consultation has shown so far, logged with their ids and scores, and the
+doctor gives its final diagnosis with them in view (MedAgentSim's retrieval, which its
+public code never runs).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Protocol, Sequence
+
+from agents.cases.model import Case, format_facts
+from agents.events import EventSink, MemoryRetrieved
+from agents.guards import normalise_line
+from agents.llm.base import LLMError
+from agents.participants.base import Observation, Participant, Turn
+from agents.participants.llm import LLMDoctor
+from agents.participants.switch import base_llm
+from agents.prompts import render
+from agents.protocol import DIAGNOSE_SCHEMA, say
+
+__all__ = ["Recollection", "Recall", "Memorise", "MemoryLeak", "case_key", "consultation_summary",
+           "summary_from_events", "Remembering", "RecordedRecall", "recall_context", "hit_dict"]
+
+_SUMMARY_CHARS = 1500
+
+
+@dataclass(frozen=True)
+class Recollection:
+    buffer: str  # records | experience
+    id: int
+    score: float
+    text: str  # the past consultation's summary
+    diagnosis: str | None
+    insight: str | None
+    case_key: str
+
+
+class Recall(Protocol):
+    def recall(self, query: str, k: int) -> list[Recollection]:
+        """The k nearest of each buffer, best first."""
+        ...
+
+    def state(self) -> dict[str, Any]: ...
+
+
+class Memorise(Protocol):
+    def remember(self, buffer: str, *, case_id: str, case_key: str, text: str, diagnosis: str | None = None,
+                 tests: Sequence[str] = (), insight: str | None = None, meta: dict | None = None) -> int: ...
+
+    def has_case(self, case_key: str) -> bool: ...
+
+
+class MemoryLeak(LLMError):
+    """The case being scored is in the memory it is about to consult (its answer would
+    leak). Never a guess: the case is an error."""
+
+    def __init__(self, message: str):
+        super().__init__(message, backend="memory", transient=False)
+
+
+def case_key(case: Case) -> str:
+    """A key of a case's content (not its id), so that the same case under another id
+    or in another file is still recognised."""
+    text = " | ".join(normalise_line(x) for x in (case.objective, case.demographics, case.diagnosis,
+                                                   format_facts(case.patient)[:400]))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def consultation_summary(demographics: str, objective: str, exchanges: Sequence[tuple[str, str]]) -> str:
+    """What a consultation showed: who the patient is, what they said, the results;
+    the text both stored and searched with."""
+    parts = [f"{demographics}. {objective}".strip()]
+    for who, text in exchanges:
+        parts.append(f"{who}: {' '.join(text.split())}")
+    out = "\n".join(parts)
+    return out if len(out) <= _SUMMARY_CHARS else out[:_SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def summary_from_events(case: Case, events: Sequence[Mapping[str, Any]]) -> str:
+    ex = [("Patient" if e["speaker"] == "patient" else "Technician", e["text"])
+          for e in events if e.get("type") == "utterance" and e.get("speaker") in ("patient", "measurement")]
+    return consultation_summary(case.demographics, case.objective, ex)
+
+
+def _summary_from_history(case: Case, doctor: LLMDoctor) -> str:
+    ex = []
+    for m in doctor.history:
+        if m.role != "user":
+            continue
+        for who in ("Patient", "Technician"):
+            if m.content.startswith(f"{who}: "):
+                ex.append((who, m.content[len(who) + 2:].split("\n(")[0]))
+    return consultation_summary(case.demographics, case.objective, ex)
+
+
+def recall_context(hits: Sequence[Recollection], proposed: str | None, *, mode: str) -> str:
+    """The message that puts retrieved cases and insights before the final diagnosis."""
+    cases = [h for h in hits if h.buffer == "records"]
+    insights = [h for h in hits if h.buffer == "experience"]
+
+    def short(t: str) -> str:
+        t = " ".join(t.split())
+        return t if len(t) <= 280 else t[:279] + "…"
+    case_lines = "\n".join(f"- (similarity {h.score:.2f}) {short(h.text)} -> diagnosis: {h.diagnosis}"
+                           for h in cases) or "- none"
+    insight_lines = "\n".join(f"- (similarity {h.score:.2f}) {h.insight}" for h in insights) or "- none"
+    how = ('Reply with JSON {"action": "diagnose", "text": ...}.' if mode == "structured"
+           else "Reply as DIAGNOSIS READY: [diagnosis].")
+    return render("doctor_recall", cases=case_lines, insights=insight_lines, proposed=proposed or "none", how=how)
+
+
+def hit_dict(h: Recollection) -> dict[str, Any]:
+    """A retrieved item as logged: enough to show it and to replay the prompt it made."""
+    return {"buffer": h.buffer, "id": h.id, "score": round(float(h.score), 4), "text": h.text,
+            "diagnosis": h.diagnosis, "insight": h.insight, "case_key": h.case_key}
+
+
+class RecordedRecall:
+    """Replays a case's logged retrievals, in order (replay never consults a memory)."""
+
+    def __init__(self, events: Sequence[Mapping[str, Any]]):
+        self._got = [e for e in events if e.get("type") == "memory_retrieved"]
+        self._state = self._got[0]["memory"] if self._got else {}
+
+    def recall(self, query: str, k: int) -> list[Recollection]:
+        if not self._got:
+            return []
+        e = self._got.pop(0)
+        self._state = e["memory"]
+        return [Recollection(h["buffer"], h["id"], h["score"], h["text"], h.get("diagnosis"), h.get("insight"),
+                             h.get("case_key", "")) for h in e["hits"]]
+
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+
+class Remembering:
+    """Wraps the doctor: before an accepted diagnosis, retrieve and reconsider."""
+
+    def __init__(self, inner: Participant, memory: Recall, case: Case, sink: EventSink, *, k: int = 3):
+        self.inner, self.memory, self.case, self.sink, self.k = inner, memory, case, sink, k
+        self.role = inner.role
+        self.key = case_key(case)
+
+    def act(self, obs: Observation) -> Turn:
+        turn = self.inner.act(obs)
+        a = turn.action
+        doctor = base_llm(self.inner)
+        if a is None or a.kind != "diagnose" or not obs.may_diagnose or not isinstance(doctor, LLMDoctor):
+            return turn
+        query = _summary_from_history(self.case, doctor)
+        hits = self.memory.recall(query, self.k)
+        leaked = [h for h in hits if h.case_key == self.key]
+        self.sink.emit(MemoryRetrieved(turn=obs.turn, query=query, hits=[hit_dict(h) for h in hits],
+                                       memory=self.memory.state()))
+        if leaked:
+            raise MemoryLeak(f"case {self.case.id} is in the memory it consults (record {leaked[0].id}): "
+                             "a scored case must never be in memory")
+        if not hits:
+            return turn
+        message = recall_context(hits, a.text, mode=doctor.mode)
+        params = doctor.params_for(obs)
+        if doctor.mode == "structured":
+            params = replace(params, response_schema=json.dumps(DIAGNOSE_SCHEMA, sort_keys=True))
+        reply = doctor.draft(obs, message, params)
+        again = doctor.parse(reply.strip())
+        doctor.commit(message, reply)
+        if again.kind != "diagnose" or not again.text:
+            return turn  # kept: the first diagnosis (the reply is in the log)
+        action = replace(again, rule=f"memory:{again.rule}")
+        return Turn(text=reply.strip(), action=action, spoken=say(action) if doctor.mode == "structured" else reply.strip(),
+                    source=turn.source)
