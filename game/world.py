@@ -55,6 +55,9 @@ class Phase(enum.Enum):
     TO_TEST = "to_test"  # walking to the test (or the technician to the bedside)
     AT_TEST = "at_test"  # the test runs; the technician's result is produced
     FROM_TEST = "from_test"  # the patient walks back
+    TO_RECORDS = "to_records"  # with memory: the doctor walks to the records room before diagnosing
+    AT_RECORDS = "at_records"  # reads the past cases retrieved (a bubble says which)
+    FROM_RECORDS = "from_records"
     JUDGING = "judging"  # the consultation closes and is scored
     FILING = "filing"  # the doctor files the case; the patient leaves
     DONE = "done"
@@ -98,10 +101,13 @@ class _CaseSink:
         self.world, self.case_id = world, case_id
         self.utterances: list[Utterance] = []
         self.events: list[dict[str, Any]] = []
+        self.recalled: list[dict[str, Any]] | None = None  # what the doctor's last retrieval found
 
     def emit(self, event: Event) -> None:
         if isinstance(event, Utterance):
             self.utterances.append(event)
+        elif event.type == "memory_retrieved":
+            self.recalled = list(event.hits)  # type: ignore[attr-defined]
         self.events.append(event.to_dict())
         self.world._emit(event, case_id=self.case_id)
 
@@ -124,6 +130,7 @@ class Encounter:
     result: dict[str, Any] | None = None  # the results row, once scored
     doctor_seat: Tile | None = None
     patient_seat: Tile | None = None
+    held: Any = None  # the doctor's diagnosis, held while it consults the records room
     started_t: float | None = None  # sim time the doctor was assigned
     judged_t: float | None = None  # sim time the verdict came
 
@@ -134,7 +141,7 @@ class World:
 
     def __init__(self, hmap: HospitalMap, cases: list[Case], cast: CastBuilder, scorers: Sequence[Scorer],
                  config: WorldConfig, *, sink: EventSink | None = None, runner: Runner | None = None,
-                 log: Any = None, player: PlayerIO | None = None):
+                 log: Any = None, player: PlayerIO | None = None, learner: Any = None):
         if not cases:
             raise ValueError("the world needs at least one case")
         if config.doctors < 1 or config.patients < 1:
@@ -144,6 +151,7 @@ class World:
         # a person who can take agents over (None: nobody plays); their turns block a
         # worker thread, so a world with a player needs a ThreadRunner
         self.player = player
+        self.learner = learner  # with memory in learn mode: each finished case teaches it
         self.runner = runner or InlineRunner()
         self.log = log  # an EventLog-like object with emit(event, **context), or None
         self.extra_sink = sink
@@ -494,6 +502,17 @@ class World:
         if pending is None:  # done (turn limit) or the turn failed
             self._start_judging(enc)
             return
+        if enc.sink is not None and enc.sink.recalled is not None and "records_station" in self.map.points:
+            # the doctor consulted past cases: walk to the records room and back first
+            enc.held = pending
+            enc.phase = Phase.TO_RECORDS
+            self.walk(enc.doctor, self.map.point("records_station").tile, f"consult past cases for {enc.case.id}")
+            return
+        self._deliver(enc, pending)
+
+    def _deliver(self, enc: Encounter, pending: Any) -> None:
+        """The doctor says its turn; a test sends the patient on a trip."""
+        assert enc.doctor is not None
         enc.timer = self.t + self._say(enc.doctor, pending.spoken)
         a = pending.action
         if a.kind == "test" and not pending.premature:
@@ -502,6 +521,33 @@ class World:
             self._start_test_trip(enc, a.text, route.station, route.bedside)
         else:
             enc.phase = Phase.DOCTOR_SPEAKING
+
+    def _on_to_records(self, enc: Encounter) -> None:
+        assert enc.doctor is not None and enc.sink is not None
+        if enc.doctor.moving:
+            return
+        hits = enc.sink.recalled or []
+        found = [f"{h['diagnosis']} ({h['score']:.2f})" for h in hits if h["buffer"] == "records" and h.get("diagnosis")]
+        lessons = [h["insight"] for h in hits if h["buffer"] == "experience" and h.get("insight")]
+        text = ("Past cases: " + "; ".join(found[:3]) if found else "No similar past case") + \
+               (f". Lesson: {lessons[0]}" if lessons else "")
+        enc.timer = self.t + self._say(enc.doctor, text)
+        enc.phase = Phase.AT_RECORDS
+
+    def _on_at_records(self, enc: Encounter) -> None:
+        if self.t < enc.timer:
+            return
+        assert enc.doctor is not None and enc.doctor_seat is not None
+        enc.phase = Phase.FROM_RECORDS
+        self.walk(enc.doctor, enc.doctor_seat, f"back to {enc.patient.id}")
+
+    def _on_from_records(self, enc: Encounter) -> None:
+        assert enc.doctor is not None and enc.sink is not None
+        if enc.doctor.moving:
+            return
+        enc.sink.recalled = None
+        pending, enc.held = enc.held, None
+        self._deliver(enc, pending)
 
     def _on_doctor_speaking(self, enc: Encounter) -> None:
         if self.t < enc.timer:
@@ -614,6 +660,13 @@ class World:
             from agents.events import Scored
             sink.emit(Scored(scorer="diagnosis", value=None,
                              details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+        if self.learner is not None:
+            try:
+                self.learner.learn(enc.case, sink.events, sink)
+            except Exception as e:  # noqa: BLE001 - learning that breaks must not lose the case
+                from agents.events import MemoryLearned
+                sink.emit(MemoryLearned(action="nothing", buffer=None, record_id=None,
+                                        reason=f"internal error in learning: {type(e).__name__}: {e}"))
         return case_row(enc.case, sink.events, seed=self.config.seed, condition=self.config.condition,
                         events_file="", wall_s=0.0)
 

@@ -219,6 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--show", choices=("all", "errors", "none"), default="errors",
                    help="with --pairs: which pairs to list (default: the ones the judge gets wrong)")
 
+    mem = sub.add_parser("memory", help="look into a case memory: stats, search TEXT, show ID, export, clear")
+    mem.add_argument("action", choices=("stats", "search", "show", "export", "clear"))
+    mem.add_argument("text", nargs="*", help="search: the text; show: the record id")
+    mem.add_argument("--memory-dir", required=True, help="the memory's directory")
+    mem.add_argument("-k", type=int, default=3, help="search: results per buffer")
+    mem.add_argument("--yes", action="store_true", help="clear: really")
+
     cf = sub.add_parser("config", help="print the resolved run spec (TOML) for a config file and flags")
     cf.add_argument("--show", action="store_true", help="print the resolved spec (the default action)")
     _add_spec_args(cf, "scripted", world=True)
@@ -300,6 +307,7 @@ def _cmd_consult(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     pool = LlamaPool()
+    memory = None
     t0 = time.perf_counter()
     try:
         backends = Backends(by_id, pool)
@@ -314,7 +322,19 @@ def _cmd_consult(args: argparse.Namespace) -> int:
             from medsim.terminal import TerminalIO
 
             human_io = TerminalIO(test_menu(load_map(Path(spec.world.map) if spec.world.map else default_map_path())))
-        plan = plan_for(spec, spec.condition_names()[0], spec.seeds[0], backends, human_io=human_io)
+        mode = spec.memory.mode
+        if mode != "off":
+            from agents.recall import case_key
+            from medsim.memory import open_memory
+
+            memory = open_memory(spec.memory, read_only=mode != "learn")
+            if memory.has_case(case_key(case)):
+                memory.close()
+                print(f"medsim: error: case {case.id} is in the memory at {spec.memory.dir}: its answer would leak",
+                      file=sys.stderr)
+                return 2
+        plan = plan_for(spec, spec.condition_names()[0], spec.seeds[0], backends, human_io=human_io,
+                        memory=memory, learn=mode == "learn")
         if "doctor" in spec.human_roles():
             print(f"Case {case.id}: {case.demographics}. {case.objective}")
         elif "patient" in spec.human_roles():
@@ -337,11 +357,16 @@ def _cmd_consult(args: argparse.Namespace) -> int:
             sink = TeeSink(*sinks)
             run_consultation(case, plan.cast(case, sink), plan.consultation, sink)
             score_case(case, Transcript.from_events(kept.events, case_id=case.id), plan.scorers, sink)
+            if plan.learner is not None:
+                learned = plan.learner.learn(case, kept.events, sink)
+                print(f"memory: {learned.reason}" + (f" (record {learned.record_id})" if learned.record_id else ""))
         finally:
             if log is not None:
                 log.__exit__(None, None, None)
     finally:
         pool.close()
+        if memory is not None:
+            memory.close()
     row = case_row(case, kept.events, seed=plan.seed, condition=plan.condition, events_file=str(args.log or ""),
                    wall_s=time.perf_counter() - t0)
     print(f"\nStatus: {row['status']}; turns {row['turns']}; tests {row['n_tests']}; {row['llm_calls']} model calls; "
@@ -456,6 +481,16 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     return run_judge_command(args)
 
 
+def _cmd_memory(args: argparse.Namespace) -> int:
+    from medsim.memory import run_memory_command
+
+    try:
+        return run_memory_command(args)
+    except RuntimeError as e:
+        print(f"medsim: error: {e}", file=sys.stderr)
+        return 2
+
+
 def _cmd_config(args: argparse.Namespace) -> int:
     sys.stdout.write(spec_from_args(args).to_toml())
     return 0
@@ -477,7 +512,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     handlers = {"bench": _cmd_bench, "consult": _cmd_consult, "cases": _cmd_cases, "play": _cmd_play,
-                "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config}
+                "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config,
+                "memory": _cmd_memory}
     try:
         return handlers[args.command](args)
     except (SpecError, CaseSetError, BenchError, AssemblyError, ReplayError, BackendSpecError, ModelNotInstalled,

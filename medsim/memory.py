@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from agents.recall import Recollection
 from medsim.spec import MemorySpec
 
-__all__ = ["StoreMemory", "open_memory", "embedder_kind"]
+__all__ = ["StoreMemory", "open_memory", "embedder_kind", "stored_embedder", "open_existing", "run_memory_command"]
 
 
 def embedder_kind(name: str) -> tuple[str, str | None]:
@@ -64,6 +64,12 @@ class StoreMemory:
     def close(self) -> None:
         self.store.close()
 
+    def __enter__(self) -> "StoreMemory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def open_memory(ms: MemorySpec, *, read_only: bool = False) -> StoreMemory:
     """The spec's memory (SQLite + FAISS under ``ms.dir``) with its embedder."""
@@ -73,3 +79,75 @@ def open_memory(ms: MemorySpec, *, read_only: bool = False) -> StoreMemory:
     assert ms.dir, "a memory needs a directory"
     embedder = make_embedder(ms.embedder, clip_checkpoint=ms.clip_checkpoint)
     return StoreMemory(MemoryStore(Path(ms.dir), embedder, read_only=read_only), read_only=read_only)
+
+
+def stored_embedder(directory: Path) -> str | None:
+    """The embedder a memory directory was written with (None: no memory there)."""
+    import sqlite3
+    from urllib.parse import quote
+
+    from memory.store import DB_NAME
+
+    db = Path(directory) / DB_NAME
+    if not db.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='embedder'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise RuntimeError(f"{db}: not a readable medsim memory ({e})") from None
+    return row[0] if row else None
+
+
+def open_existing(directory: Path, *, read_only: bool = True) -> StoreMemory:
+    """A memory directory opened with the embedder it was written with."""
+    from memory.embed import make_embedder
+    from memory.store import MemoryStore
+
+    name = stored_embedder(directory)
+    if name is None:
+        raise RuntimeError(f"no medsim memory in {directory}")
+    kind, ckpt = embedder_kind(name)
+    return StoreMemory(MemoryStore(Path(directory), make_embedder(kind, clip_checkpoint=ckpt), read_only=read_only),
+                       read_only=read_only)
+
+
+def run_memory_command(args: Any) -> int:
+    """``medsim memory stats|search TEXT|show ID|export|clear``."""
+    import json
+    import sys
+
+    d = Path(args.memory_dir)
+    if args.action == "clear":
+        if not args.yes:
+            print(f"medsim: error: clearing {d} deletes every record; add --yes", file=sys.stderr)
+            return 2
+        with open_existing(d, read_only=False) as m:
+            n = m.state()["size"]
+            m.store.clear()
+        print(f"cleared {n} record(s) from {d}")
+        return 0
+    with open_existing(d) as m:
+        if args.action == "stats":
+            st = m.state()
+            print(f"memory {d}: {st['size']} record(s): {st['records']} in records, {st['experience']} in "
+                  f"experience; embedder {st['embedder']} (dim {st['dim']}); hash {st['hash'][:16]}")
+        elif args.action == "search":
+            if not args.text:
+                print("medsim: error: search needs the text to look for", file=sys.stderr)
+                return 2
+            for h in m.recall(" ".join(args.text), args.k):
+                what = h.diagnosis if h.buffer == "records" else h.insight
+                print(f"{h.buffer}:{h.id}\t{h.score:.3f}\t{what}\t{' '.join(h.text.split())[:100]}")
+        elif args.action == "show":
+            if not args.text or not args.text[0].isdigit():
+                print("medsim: error: show needs a record id (a number)", file=sys.stderr)
+                return 2
+            print(json.dumps(m.store.get(int(args.text[0])).to_dict(), indent=2, ensure_ascii=False))
+        elif args.action == "export":
+            for rec in m.store.export():
+                sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return 0

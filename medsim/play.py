@@ -22,7 +22,9 @@ from game.hospital_map import load_map
 from game.resources import default_map_path
 from game.runner import Runner
 from game.world import World, WorldConfig
+from agents.recall import RecordedRecall, case_key
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
+from medsim.memory import open_memory
 from medsim.spec import BASE_CONDITION, RunSpec, SpecError
 
 __all__ = ["ReplayError", "build_shift", "build_replay", "find_case_logs"]
@@ -52,11 +54,19 @@ def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map
         preflight(spec)
     cond = condition or spec.condition_names()[0]
     seed = spec.seeds[0]
-    plan = plan_for(spec, cond, seed, backends)
+    mode = spec.for_condition(cond).memory.mode
+    memory = open_memory(spec.memory, read_only=mode != "learn") if mode != "off" else None
+    if memory is not None:
+        leaked = [c.id for c in cases if case_key(c) in memory.case_keys()]
+        if leaked:
+            raise ReplayError(f"{len(leaked)} case(s) of this shift are in the memory at {spec.memory.dir} "
+                              f"({', '.join(leaked[:5])}): their answers would leak")
+    plan = plan_for(spec, cond, seed, backends, memory=memory, learn=mode == "learn")
     hmap = load_map(_map_path(spec, map_path))
     wc = WorldConfig(doctors=spec.world.doctors, patients=spec.world.patients, consultation=plan.consultation,
                      arrival_interval_s=spec.world.arrival_interval_s, seed=seed, condition=cond)
-    world = World(hmap, cases, plan.cast, plan.scorers, wc, runner=runner, log=log, player=player)
+    world = World(hmap, cases, plan.cast, plan.scorers, wc, runner=runner, log=log, player=player,
+                  learner=plan.learner)
     if log is not None:
         log.emit(ShiftHeader(map=str(hmap.path), seed=seed, spec=spec.to_dict(), models=plan.models,
                              git_revision=git_revision(), packages=package_versions()), t=0.0)
@@ -213,8 +223,10 @@ class _ReplayCast:
         self.plan, self.replay, self.logs = plan, replay, logs
 
     def __call__(self, case: Case, sink: EventSink) -> dict[str, Participant]:
-        cast = dict(self.plan.cast(case, sink))
         events = self.logs[case.id]
+        if self.plan.spec.memory.mode != "off":
+            self.plan.memory = RecordedRecall(events)  # the logged retrievals; a replay never consults a memory
+        cast = dict(self.plan.cast(case, sink))
         with_calls = self.replay.roles_with_calls(case.id)
         for role in CONSULTATION_ROLES:
             turns = recorded_turns(events, role)

@@ -131,7 +131,7 @@ class ScriptedLLM:
 
     def lesson_helps(self, case_id: str) -> bool:
         """Whether a reflection's lesson turns this case's wrong diagnosis right (by seed)."""
-        return _h(self.seed, case_id, "lesson") % 3 != 0
+        return _h("lesson", case_id, self.seed) % 4 != 0  # three cases in four
 
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
         if ctx.role == "judge":
