@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Protocol, TextIO
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
-    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
+    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "SynthesisedResult", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
     "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "MemoryRetrieved",
     "MemoryLearned", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "DictSink", "TeeSink", "read_events", "SCHEMA_VERSION",
@@ -155,6 +155,17 @@ class FallbackReply(Event):
     role: str
     turn: int
     reason: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SynthesisedResult(Event):
+    """The case has no record of an ordered test: the technician reported a plausible
+    normal result instead (SDBench's gatekeeper), marked as such."""
+
+    type: ClassVar[str] = "synthesised_result"
+    turn: int
+    test: str
     text: str
 
 

@@ -58,6 +58,8 @@ CORRECTIONS = {
         "role_break": "(Speak only as the doctor. Do not write the patient's or technician's words.)",
         "echo": "(Do not repeat that message. Ask the patient a new question or order a test.)",
         "loop": "(You already said that. Ask something new or order a different test.)",
+        "not_a_condition": "(Give the name of one condition, as a textbook names it: not a sentence, not a list of "
+                           "symptoms or possibilities.)",
     },
     "patient": {
         "empty": "(Answer the doctor in one or two sentences.)",

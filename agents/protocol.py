@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.catalogue import CATALOGUE, OTHER
+
 __all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text", "DOCTOR_SCHEMA", "DIAGNOSE_SCHEMA", "parse_structured_turn", "say"]
 
 # Markdown emphasis / code / heading characters that small models wrap markers in.
@@ -103,46 +105,51 @@ def parse_doctor_turn(text: str) -> DoctorAction:
     return DoctorAction("ask", text.strip(), "default_patient")
 
 
-# The structured doctor turn: a bounded choice of action and a bounded text. Bounded
-# schemas keep small models' JSON valid (free-form ones run to max_tokens and truncate).
-DOCTOR_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "action": {"type": "string", "enum": ["ask_patient", "order_test", "diagnose"]},
-        "text": {"type": "string", "minLength": 2, "maxLength": 160},
-    },
-    "required": ["action", "text"],
-    "additionalProperties": False,
-}
+# The structured doctor turn: one of three bounded shapes (bounded schemas keep small
+# models' JSON valid; free-form ones run to max_tokens and truncate). A test is chosen from
+# the hospital's catalogue, or "other" with its name; a diagnosis is a short condition name.
+_ASK = {"type": "object", "properties": {"action": {"type": "string", "enum": ["ask_patient"]},
+                                         "text": {"type": "string", "minLength": 2, "maxLength": 160}},
+        "required": ["action", "text"], "additionalProperties": False}
+_ORDER = {"type": "object", "properties": {"action": {"type": "string", "enum": ["order_test"]},
+                                           "test": {"type": "string", "enum": [*CATALOGUE, OTHER]},
+                                           "text": {"type": "string", "maxLength": 80}},
+          "required": ["action", "test"], "additionalProperties": False}
+_DIAGNOSE = {"type": "object", "properties": {"action": {"type": "string", "enum": ["diagnose"]},
+                                              "text": {"type": "string", "minLength": 2, "maxLength": 100}},
+             "required": ["action", "text"], "additionalProperties": False}
+DOCTOR_SCHEMA = {"anyOf": [_ASK, _ORDER, _DIAGNOSE]}
 # the last turn: only a diagnosis can be produced
-DIAGNOSE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "action": {"type": "string", "enum": ["diagnose"]},
-        "text": {"type": "string", "minLength": 2, "maxLength": 160},
-    },
-    "required": ["action", "text"],
-    "additionalProperties": False,
-}
+DIAGNOSE_SCHEMA = _DIAGNOSE
 _ACTIONS = {"ask_patient": "ask", "order_test": "test", "diagnose": "diagnose"}
 
 
 def parse_structured_turn(text: str) -> DoctorAction:
-    """A JSON doctor turn -> action. Anything else falls back to the marker parser, and
-    the fallback is named in the rule."""
+    """A JSON doctor turn -> action. A test comes from ``test`` (its catalogue name, or for
+    "other" the free ``text``); the older ``{"action", "text"}`` form is read too. Anything
+    else falls back to the marker parser, and the fallback is named in the rule."""
     import json
 
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, strict=False)  # a raw newline inside a string is still the model's text
     except json.JSONDecodeError:
         obj = None
-    if isinstance(obj, dict) and obj.get("action") in _ACTIONS and isinstance(obj.get("text"), str):
-        payload = obj["text"].strip()
+    if isinstance(obj, dict) and obj.get("action") in _ACTIONS:
         kind = _ACTIONS[obj["action"]]
+        test, free = obj.get("test"), obj.get("text")
+        rule = "structured"
+        if kind == "test" and isinstance(test, str) and test and test != OTHER:
+            payload, rule = test, "structured_catalogue"
+        elif isinstance(free, str):
+            payload = free.strip()
+            if kind == "test" and test == OTHER:
+                rule = "structured_other_test"
+        else:
+            payload = ""
         if kind != "ask":
             payload = clean_marker_text(payload)
         if payload:
-            return DoctorAction(kind, payload, "structured")
+            return DoctorAction(kind, payload, rule)
         return DoctorAction("ask", "", "structured_empty_text", note="structured turn with empty text")
     fb = parse_doctor_turn(text)
     return DoctorAction(fb.kind, fb.text, f"structured_fallback:{fb.rule}",

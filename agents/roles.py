@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agents.catalogue import CATALOGUE
 from agents.cases.model import Case, format_facts
 from agents.prompts import render
 
@@ -49,7 +50,8 @@ def doctor_system(case: Case, max_turns: int, *, mode: str = "markers", style: s
     """The doctor's system prompt: ``mode`` structured (JSON actions) or markers
     (REQUEST TEST / DIAGNOSIS READY); ``style`` medsim or agentclinic (markers only)."""
     name = "doctor_agentclinic" if style == "agentclinic" else "doctor_structured" if mode == "structured" else "doctor"
-    return render(name, objective=case.objective, demographics=case.demographics, max_turns=max_turns)
+    return render(name, objective=case.objective, demographics=case.demographics, max_turns=max_turns,
+                  catalogue="; ".join(CATALOGUE))
 
 
 def patient_system(case: Case, *, style: str = "medsim") -> str:

@@ -1,33 +1,15 @@
-"""What the hospital can do: a catalogue of examinations and tests (written for medsim),
-grouped by the room that does them, from the map and the order routing. The test menu a
-person orders from, in the game and in the terminal."""
+"""The hospital's test menu: the catalogue (``agents.catalogue``) grouped by the room that
+does each test, from the map and the order routing. A person orders from it, in the game
+and in the terminal."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agents.catalogue import CATALOGUE
 from game.hospital_map import HospitalMap
 from game.orders import OrderRouter
 
 __all__ = ["CATALOGUE", "MenuGroup", "test_menu"]
-
-CATALOGUE: tuple[str, ...] = (
-    # at the bedside
-    "Vital signs", "General physical examination", "Cardiovascular examination", "Respiratory examination",
-    "Abdominal examination", "Neurological examination", "Skin examination", "Musculoskeletal examination",
-    "Eye examination", "Ear, nose and throat examination", "Pelvic examination", "Rectal examination",
-    # the lab
-    "Complete blood count", "Basic metabolic panel", "Liver function tests", "Renal function tests",
-    "Coagulation studies", "C-reactive protein", "Erythrocyte sedimentation rate", "Troponin", "D-dimer",
-    "Arterial blood gas", "Blood glucose", "HbA1c", "Thyroid function tests", "Lipase", "Lipid panel",
-    "Serum electrolytes", "Creatine kinase", "Iron studies", "Vitamin B12 and folate", "Blood cultures",
-    "Urinalysis", "Urine culture", "Pregnancy test", "Lumbar puncture", "Stool culture", "Throat swab",
-    # the ECG room
-    "12-lead ECG", "Holter monitor",
-    # imaging
-    "Chest X-ray", "Abdominal X-ray", "Limb X-ray", "Spine X-ray",
-    "CT head", "CT chest", "CT abdomen and pelvis", "CT pulmonary angiogram", "MRI brain", "MRI spine",
-    "Abdominal ultrasound", "Pelvic ultrasound", "Doppler ultrasound", "Echocardiogram",
-)
 
 
 @dataclass(frozen=True)

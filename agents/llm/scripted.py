@@ -118,8 +118,14 @@ class ScriptedLLM:
 
         from agents.protocol import parse_doctor_turn
 
+        from agents.catalogue import CATALOGUE
+
         a = parse_doctor_turn(marker_text)
         action = {"ask": "ask_patient", "test": "order_test", "diagnose": "diagnose"}[a.kind]
+        if a.kind == "test":
+            named = next((t for t in CATALOGUE if t.lower() == a.text.lower()), None)
+            return json.dumps({"action": action, "test": named} if named else
+                              {"action": action, "test": "other", "text": a.text})
         return json.dumps({"action": action, "text": a.text})
 
     def _reflect(self, case: Case) -> str:

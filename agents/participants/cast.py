@@ -15,7 +15,7 @@ from agents.llm.base import LLM, GenerateParams
 from agents.llm.calls import RetryPolicy
 from agents.participants.base import Participant
 from agents.participants.llm import LLMDoctor, LLMParticipant
-from agents.participants.wrappers import Guarded, Hinted, ignored_records
+from agents.participants.wrappers import Guarded, Hinted, ignored_records, names_a_condition
 from agents.roles import CONSULTATION_ROLES, doctor_system, measurement_system, patient_system, role_defaults
 
 __all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params"]
@@ -70,7 +70,7 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
     tech = make("measurement", measurement_system(case, style=style, hinted=cfg.measurement_hints))
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient, "measurement": tech}
     if cfg.guard_retries is not None:
-        cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries)
+        cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),))
         cast["patient"] = Guarded(patient, retries=cfg.guard_retries)
         # one retry for the technician: when it ignores the records, the records
         # themselves are the recorded fallback (see Hinted)

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from agents.cases.model import Case
-from agents.events import EventSink, FallbackReply, ReplyRejected
+from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
 from agents.findings import match_findings
 from agents.guards import CORRECTIONS, check_reply, normalise_line
+from agents.normal_results import normal_result
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.llm import LLMParticipant
 
-__all__ = ["Guarded", "Hinted", "ignored_records", "order_hits"]
+__all__ = ["Guarded", "Hinted", "ignored_records", "order_hits", "names_a_condition"]
 
 Check = Callable[[str, Observation], "str | None"]
 
@@ -32,6 +33,22 @@ def ignored_records(reply: str, obs: Observation) -> str | None:
         return None
     low = normalise_line(reply)
     return None if any(normalise_line(v)[:24] in low for _, v in obs.records) else "ignored_records"
+
+
+def names_a_condition(parse: Callable[[str], Any]) -> Check:
+    """A doctor's diagnosis must be a condition's name: not a sentence about the
+    symptoms, not a question, not a hedged list, not a long string of words."""
+    from agents.judge import not_a_diagnosis, strip_lead_in
+
+    def check(reply: str, obs: Observation) -> str | None:
+        a = parse(reply.strip())
+        if a.kind != "diagnose":
+            return None
+        text = strip_lead_in(a.text) or a.text
+        if not_a_diagnosis(text) or len(text.split()) > 12 or text.count(",") >= 2:
+            return "not_a_condition"
+        return None
+    return check
 
 
 class Guarded:
@@ -89,7 +106,11 @@ class Hinted:
         test = obs.order if obs.order is not None else obs.text
         hits = order_hits(self.case, test)
         if not hits:
-            return self.inner.act(replace(obs, text=f"The doctor orders: {test}\nNo record matches this order."))
+            # a gatekeeper, not a hint: "not available" would tell the doctor the test was off
+            # target; a plausible normal result is reported and marked as synthesised
+            text = f"RESULTS: {test}: {normal_result(test, self.case.demographics)}"
+            self.sink.emit(SynthesisedResult(turn=obs.turn, test=test, text=text))
+            return Turn(text=text, source="synthesised")
         rec = "\n".join(f"- {path}: {value}" for path, value in hits)
         told = replace(obs, text=f"The doctor orders: {test}\nRecords that match this order:\n{rec}",
                        records=tuple(hits))

@@ -90,6 +90,23 @@ def test_failed_consultations_are_counted_apart_in_the_bench(demo, tmp_path):
     assert s["accuracy_all"] == 0.0
 
 
+def test_structured_orders_come_from_the_catalogue_or_other():
+    a = parse_structured_turn(json.dumps({"action": "order_test", "test": "Chest X-ray"}))
+    assert (a.kind, a.text, a.rule) == ("test", "Chest X-ray", "structured_catalogue")
+    b = parse_structured_turn(json.dumps({"action": "order_test", "test": "other", "text": "Sweat chloride test"}))
+    assert (b.kind, b.text, b.rule) == ("test", "Sweat chloride test", "structured_other_test")
+    c = parse_structured_turn(json.dumps({"action": "order_test", "test": "other"}))
+    assert c.rule == "structured_empty_text"
+
+
+def test_the_doctor_prompt_lists_the_catalogue_not_an_example_to_copy(demo):
+    from agents.catalogue import CATALOGUE
+    from agents.roles import doctor_system
+
+    p = doctor_system(demo["demo-001"], 20, mode="structured")
+    assert "for example" not in p.lower() and all(t in p for t in CATALOGUE)
+
+
 def test_structured_turns_parse_and_fall_back():
     a = parse_structured_turn(json.dumps({"action": "order_test", "text": "Chest X-ray."}))
     assert (a.kind, a.text, a.rule) == ("test", "Chest X-ray", "structured")
@@ -106,8 +123,12 @@ def test_structured_mode_sends_a_bounded_schema_and_demands_a_diagnosis_last(dem
                           rules=ConsultationConfig(max_turns=4))
     doctor = of(events, "llm_call", role="doctor")
     schemas = [json.loads(e["params"]["response_schema"]) for e in doctor]
-    assert schemas[0]["properties"]["action"]["enum"] == ["ask_patient", "order_test", "diagnose"]
-    assert schemas[0]["properties"]["text"]["maxLength"] <= 200
+    shapes = schemas[0]["anyOf"]
+    assert [s["properties"]["action"]["enum"] for s in shapes] == [["ask_patient"], ["order_test"], ["diagnose"]]
+    assert all(s["properties"]["text"]["maxLength"] <= 200 for s in shapes)
+    from agents.catalogue import CATALOGUE
+
+    assert shapes[1]["properties"]["test"]["enum"] == [*CATALOGUE, "other"]  # tests come from the catalogue
     assert schemas[-1]["properties"]["action"]["enum"] == ["diagnose"]
     assert all(r["rule"] == "structured" for r in of(events, "route"))
 
@@ -142,3 +163,43 @@ def test_technician_ignoring_matching_records_is_retried_then_falls_back(demo):
                   measurement=["RESULTS: not available"])
     _, events2 = consult(demo["demo-016"], roles(llm2), rules=ConsultationConfig(min_gathering=0))
     assert not of(events2, "reply_rejected") and not of(events2, "fallback_reply")
+
+
+def test_a_diagnosis_must_be_a_condition_name(demo):
+    """Sentences and symptom lists the embedded model wrote as 'diagnoses' are asked
+    again; a condition name goes through."""
+    sentence = json.dumps({"action": "diagnose", "text": "Gastrointestinal symptoms and right arm pain are not "
+                                                          "directly related to the results of the tests"})
+    possible = json.dumps({"action": "diagnose", "text": "Based on your symptoms, it's possible that you have a condition"})
+    symptoms = json.dumps({"action": "diagnose", "text": "fever, cough, weight loss"})
+    good = json.dumps({"action": "diagnose", "text": "Gout"})
+    llm = Script(ScriptedLLM(demo), doctor=[sentence, possible, good])
+    row, events = consult(demo["demo-016"], roles(llm), rules=ConsultationConfig(min_gathering=0))
+    rej = of(events, "reply_rejected", role="doctor")
+    assert [e["problem"] for e in rej] == ["not_a_condition", "not_a_condition"]
+    assert row["diagnosis"] == "Gout"
+    assert "textbook" in of(events, "llm_call", role="doctor")[1]["messages"][-1]["content"]
+    llm = Script(ScriptedLLM(demo), doctor=[symptoms, good])
+    row, events = consult(demo["demo-016"], roles(llm), rules=ConsultationConfig(min_gathering=0))
+    assert [e["problem"] for e in of(events, "reply_rejected", role="doctor")] == ["not_a_condition"]
+
+
+def test_a_test_the_case_has_no_record_of_gets_a_normal_result_marked_as_synthesised(demo):
+    from agents.normal_results import normal_result
+
+    orders = [json.dumps({"action": "order_test", "test": "Lipid panel"}),
+              json.dumps({"action": "order_test", "test": "other", "text": "Colonoscopy"}),
+              json.dumps({"action": "order_test", "test": "Pregnancy test"}),
+              json.dumps({"action": "diagnose", "text": "Gout"})]
+    llm = Script(ScriptedLLM(demo), doctor=orders)
+    case = demo["demo-016"]
+    row, events = consult(case, roles(llm), rules=ConsultationConfig(min_gathering=0))
+    synth = of(events, "synthesised_result")
+    assert [e["test"] for e in synth] == ["Lipid panel", "Colonoscopy", "Pregnancy test"]
+    results = of(events, "test_result")
+    assert results[0]["result"] == f"RESULTS: Lipid panel: {normal_result('Lipid panel')}" and "LDL" in results[0]["result"]
+    assert results[1]["result"].endswith("Within normal limits")
+    male = "man" in case.demographics or "male" in case.demographics
+    assert ("Not indicated" in results[2]["result"]) == male
+    assert {e["source"] for e in of(events, "utterance", speaker="measurement")} == {"synthesised"}
+    assert not of(events, "llm_call", role="measurement")  # the model technician was not asked

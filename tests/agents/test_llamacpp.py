@@ -29,7 +29,7 @@ def test_real_smollm2_structured_consultation_reaches_a_parsed_diagnosis(smol):
     doctor = [c for c in calls if c["role"] == "doctor"]
     import json
 
-    assert all(json.loads(c["output"])["action"] in ("ask_patient", "order_test", "diagnose") for c in doctor)
+    assert all(json.loads(c["output"], strict=False)["action"] in ("ask_patient", "order_test", "diagnose") for c in doctor)
     if len(doctor) >= 2:
         # later turns evaluate only the new tokens: far fewer than the whole prompt
         assert doctor[1]["prompt_tokens_evaluated"] < doctor[1]["prompt_tokens"] / 2
