@@ -38,17 +38,41 @@ def ignored_records(reply: str, obs: Observation) -> str | None:
 def names_a_condition(parse: Callable[[str], Any]) -> Check:
     """A doctor's diagnosis must be a condition's name: not a sentence about the
     symptoms, not a question, not a hedged list, not a long string of words."""
-    from agents.judge import not_a_diagnosis, strip_lead_in
+    from agents.judge import not_a_diagnosis, strip_hedges, strip_lead_in
 
     def check(reply: str, obs: Observation) -> str | None:
         a = parse(reply.strip())
         if a.kind != "diagnose":
             return None
-        text = strip_lead_in(a.text) or a.text
-        if not_a_diagnosis(text) or len(text.split()) > 12 or text.count(",") >= 2:
+        text = strip_hedges(strip_lead_in(a.text) or a.text) or a.text  # "X, I think" names X
+        if not_a_diagnosis(text) or _sentence(text) or _symptom_list(text):
             return "not_a_condition"
         return None
     return check
+
+
+_VERB = re.compile(r"\b(is|are|was|were|has|have|had|seems?|appears?|suggests?|indicates?|shows?|could|may|might|"
+                   r"would|should|can)\b", re.IGNORECASE)
+
+
+def _sentence(text: str) -> bool:
+    """A clause with a verb, not a name: 'symptoms are not directly related to ...'."""
+    return len(text.split()) > 6 and bool(_VERB.search(text))
+
+
+_CONDITION_WORD = re.compile(
+    r"(itis|osis|oma|emia|aemia|pathy|plasia|iasis|ectasis|ism)\b|\b(disease|syndrome|disorder|infection|fracture|"
+    r"infarction|failure|cancer|carcinoma|deficiency|injury|tumou?r|embolism|thrombosis|stenosis|palsy|"
+    r"abscess|ulcer|hernia|aneurysm|dissection|sepsis|shock|poisoning|overdose|toxicity|pregnancy|attack)\b",
+    re.IGNORECASE)
+
+
+def _symptom_list(text: str) -> bool:
+    """Three or more short items and no word that names a condition: 'fever, cough,
+    weight loss' (but not 'Hand, foot and mouth disease')."""
+    items = [i for i in re.split(r",|;|\band\b", text) if i.strip()]
+    return (len(items) >= 3 and all(len(i.split()) <= 3 for i in items)
+            and not _CONDITION_WORD.search(text))
 
 
 class Guarded:

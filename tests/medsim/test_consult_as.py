@@ -15,10 +15,19 @@ def _consult(stdin: str, *args: str, tmp_path) -> tuple[subprocess.CompletedProc
     return r, read_events(log) if log.is_file() else []
 
 
+def _menu_number(test: str) -> str:
+    from game.catalogue import test_menu
+    from game.hospital_map import load_map
+    from game.resources import default_map_path
+
+    tests = [t for g in test_menu(load_map(default_map_path())) for t in g.tests]
+    return str(tests.index(test) + 1)
+
+
 def test_a_person_plays_the_doctor_from_stdin_and_is_judged(tmp_path):
     answers = "\n".join(["1", "What brings you in today?",
                          "9", "2",  # a bad menu choice, then: order a test
-                         "x", "13",  # a bad test number, then Complete blood count
+                         "x", _menu_number("Complete blood count"),  # a bad test number, then a good one
                          "2", "o", "CT abdomen (with contrast)",  # a test by name
                          "3", "Acute appendicitis"]) + "\n"
     r, ev = _consult(answers, "--as", "doctor", "--case", "demo-007", tmp_path=tmp_path)
