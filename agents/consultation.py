@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agents.cases.model import Case
+from agents.costs import PriceTable, price_table
 from agents.events import (
-    CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, DiagnosisGiven, EventSink, PrematureDiagnosis,
-    RouteDecision, TestRequested, TestResult, TurnLimitReached, Utterance,
+    BudgetRefused, CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, DiagnosisGiven, EventSink,
+    PrematureDiagnosis, RouteDecision, TestRefused, TestRequested, TestResult, TurnLimitReached, Utterance,
 )
 from agents.llm.base import LLMError
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
@@ -30,6 +31,10 @@ OPENING = "The patient has come in and sits down. Begin the consultation."
 GO_ON = ("Not yet: you have asked {gathered} question(s) or test(s) so far. Ask the patient "
          "a question or order a test before you give a diagnosis.")
 LAST_TURN = "(This is your last turn: give your diagnosis now, as DIAGNOSIS READY: [diagnosis].)"
+NO_TECHNICIAN = ("There is no technician today: no test or examination can be done. Ask the patient a question "
+                 "or give your diagnosis.")
+OVER_BUDGET = ("Not done: {test} would cost {price:.0f} {currency} and this case has {left:.0f} {currency} left of its "
+               "budget of {budget:.0f}. Order something cheaper, ask the patient, or give your diagnosis.")
 _ROUTE = {"ask": "patient", "test": "measurement", "diagnose": "diagnosis"}
 _ADDRESSEE = {"ask": "patient", "test": "measurement", "diagnose": "all"}
 
@@ -43,6 +48,9 @@ class ConsultationConfig:
     # accept at any turn). A premature diagnosis is recorded and the doctor told to go on;
     # the last turn always accepts one.
     min_gathering: int = 3
+    measurement: bool = True  # a technician does the tests (False: every order is refused)
+    budget: float | None = None  # the most a case may spend (visit + tests), priced by ``prices``
+    prices: PriceTable | None = None  # agents/costs.toml unless given
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -98,6 +106,7 @@ class Consultation:
         self._started = False
         self._pending: PendingTurn | None = None
         self._outcome: ConsultationOutcome | None = None
+        self._spent = 0.0  # the visit and the tests done so far (for the budget)
 
     @property
     def done(self) -> bool:
@@ -109,6 +118,7 @@ class Consultation:
     def start(self) -> None:
         if not self._started:
             self._started = True
+            self._spent = self._prices().visit
             self.sink.emit(CaseStarted(case_id=self.case.id, objective=self.case.objective,
                                        demographics=self.case.demographics))
 
@@ -158,6 +168,26 @@ class Consultation:
         self._pending = PendingTurn(t, turn.text.strip(), spoken, action, premature, turn.source)
         return self._pending
 
+    def _prices(self) -> PriceTable:
+        return self.config.prices or price_table()
+
+    def _refusal(self, t: int, test: str) -> str | None:
+        """Why an order is not carried out (no technician; over the budget), or None."""
+        if not self.config.measurement:
+            self.sink.emit(TestRefused(turn=t, test=test, reason="no technician"))
+            return NO_TECHNICIAN
+        if self.config.budget is not None:
+            p = self._prices()
+            price, _ = p.test_price(test)
+            left = self.config.budget - self._spent
+            if price > left:
+                self.sink.emit(BudgetRefused(turn=t, test=test, price=price, spent=round(self._spent, 2),
+                                             budget=self.config.budget))
+                return OVER_BUDGET.format(test=test, price=price, currency=p.currency, left=max(0.0, left),
+                                          budget=self.config.budget)
+            self._spent += price
+        return None
+
     def _reply(self, role: str, obs: Observation) -> Turn:
         return self.cast[role].act(obs)
 
@@ -176,6 +206,8 @@ class Consultation:
             elif action.kind == "diagnose":
                 self.diagnosis = action.text
                 self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
+            elif action.kind == "test" and (refused := self._refusal(t, action.text)) is not None:
+                self._next_doctor_input = refused
             elif action.kind == "test":
                 turn = self._reply("measurement", Observation(turn=t, text=f"The doctor orders: {action.text}",
                                                              order=action.text))

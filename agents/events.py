@@ -17,9 +17,9 @@ from typing import Any, ClassVar, Protocol, TextIO
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
-    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "SynthesisedResult", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
+    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "SynthesisedResult", "TestRefused", "BudgetRefused", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
     "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "MemoryRetrieved",
-    "MemoryLearned", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
+    "MemoryLearned", "Reasoning", "PanelVote", "PanelStep", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "DictSink", "TeeSink", "read_events", "SCHEMA_VERSION",
 ]
 
@@ -159,6 +159,28 @@ class FallbackReply(Event):
 
 
 @dataclass(frozen=True)
+class TestRefused(Event):
+    """An order not carried out because there is no technician (the baseline rung)."""
+
+    type: ClassVar[str] = "test_refused"
+    turn: int
+    test: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BudgetRefused(Event):
+    """An order that would take the case over its budget: not done, not charged."""
+
+    type: ClassVar[str] = "budget_refused"
+    turn: int
+    test: str
+    price: float
+    spent: float
+    budget: float
+
+
+@dataclass(frozen=True)
 class SynthesisedResult(Event):
     """The case has no record of an ordered test: the technician reported a plausible
     normal result instead (SDBench's gatekeeper), marked as such."""
@@ -234,6 +256,41 @@ class MemoryRetrieved(Event):
     query: str
     hits: list[dict[str, Any]]
     memory: dict[str, Any]  # the memory's state (size, hash, embedder)
+
+
+@dataclass(frozen=True)
+class Reasoning(Event):
+    """A doctor's reasoning before the final diagnosis (chain of thought, or a panel
+    member's): logged, never spoken, never shown to the patient."""
+
+    type: ClassVar[str] = "reasoning"
+    turn: int
+    strategy: str  # cot | ensemble
+    member: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PanelVote(Event):
+    """A panel's votes grouped by meaning, and its decision (a tie: the chair's consensus)."""
+
+    type: ClassVar[str] = "panel_vote"
+    turn: int
+    differential: list[str]
+    votes: list[dict[str, Any]]
+    groups: list[dict[str, Any]]
+    tie: bool
+    decision: str
+
+
+@dataclass(frozen=True)
+class PanelStep(Event):
+    """One role of the role-split panel speaking (in order)."""
+
+    type: ClassVar[str] = "panel_step"
+    turn: int
+    role: str
+    text: str
 
 
 @dataclass(frozen=True)

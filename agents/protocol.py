@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from agents.catalogue import CATALOGUE, OTHER
 
-__all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text", "DOCTOR_SCHEMA", "DIAGNOSE_SCHEMA", "parse_structured_turn", "say"]
+__all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text", "DOCTOR_SCHEMA", "DIAGNOSE_SCHEMA", "doctor_schema",
+           "parse_structured_turn", "say"]
 
 # Markdown emphasis / code / heading characters that small models wrap markers in.
 _MD = re.compile(r"[*`#>]+")
@@ -119,6 +120,11 @@ _DIAGNOSE = {"type": "object", "properties": {"action": {"type": "string", "enum
                                               "text": {"type": "string", "minLength": 2, "maxLength": 100}},
              "required": ["action", "text"], "additionalProperties": False}
 DOCTOR_SCHEMA = {"anyOf": [_ASK, _ORDER, _DIAGNOSE]}
+
+
+def doctor_schema(measurement: bool = True) -> dict:
+    """The doctor's turn; without a technician there is nothing to order."""
+    return DOCTOR_SCHEMA if measurement else {"anyOf": [_ASK, _DIAGNOSE]}
 # the last turn: only a diagnosis can be produced
 DIAGNOSE_SCHEMA = _DIAGNOSE
 _ACTIONS = {"ask_patient": "ask", "order_test": "test", "diagnose": "diagnose"}

@@ -2,7 +2,7 @@
 
 The memory itself (embeddings, SQLite, FAISS) lives in ``memory/``; the engine sees only
 :class:`Recall` (search) and :class:`Memorise` (store), so any memory can serve.
-:class:`Remembering` wraps the doctor: when it is about to give an accepted diagnosis,
+``agents.deliberation.Deliberating`` wraps the doctor: when it is about to give an accepted diagnosis,
 the k nearest past cases (records buffer) and insights (experience buffer) are retrieved
 for what the consultation has shown so far, logged with their ids and scores, and the
 doctor gives its final diagnosis with them in view (MedAgentSim's retrieval, which its
@@ -11,22 +11,17 @@ public code never runs).
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Sequence
 
 from agents.cases.model import Case, format_facts
-from agents.events import EventSink, MemoryRetrieved
 from agents.guards import normalise_line
 from agents.llm.base import LLMError
-from agents.participants.base import Observation, Participant, Turn
 from agents.participants.llm import LLMDoctor
-from agents.participants.switch import base_llm
 from agents.prompts import render
-from agents.protocol import DIAGNOSE_SCHEMA, say
 
 __all__ = ["Recollection", "Recall", "Memorise", "MemoryLeak", "case_key", "consultation_summary",
-           "summary_from_events", "Remembering", "RecordedRecall", "recall_context", "hit_dict"]
+           "summary_from_events", "RecordedRecall", "recall_context", "hit_dict"]
 
 _SUMMARY_CHARS = 1500
 
@@ -139,41 +134,3 @@ class RecordedRecall:
 
     def state(self) -> dict[str, Any]:
         return self._state
-
-
-class Remembering:
-    """Wraps the doctor: before an accepted diagnosis, retrieve and reconsider."""
-
-    def __init__(self, inner: Participant, memory: Recall, case: Case, sink: EventSink, *, k: int = 3):
-        self.inner, self.memory, self.case, self.sink, self.k = inner, memory, case, sink, k
-        self.role = inner.role
-        self.key = case_key(case)
-
-    def act(self, obs: Observation) -> Turn:
-        turn = self.inner.act(obs)
-        a = turn.action
-        doctor = base_llm(self.inner)
-        if a is None or a.kind != "diagnose" or not obs.may_diagnose or not isinstance(doctor, LLMDoctor):
-            return turn
-        query = _summary_from_history(self.case, doctor)
-        hits = self.memory.recall(query, self.k)
-        leaked = [h for h in hits if h.case_key == self.key]
-        self.sink.emit(MemoryRetrieved(turn=obs.turn, query=query, hits=[hit_dict(h) for h in hits],
-                                       memory=self.memory.state()))
-        if leaked:
-            raise MemoryLeak(f"case {self.case.id} is in the memory it consults (record {leaked[0].id}): "
-                             "a scored case must never be in memory")
-        if not hits:
-            return turn
-        message = recall_context(hits, a.text, mode=doctor.mode)
-        params = doctor.params_for(obs)
-        if doctor.mode == "structured":
-            params = replace(params, response_schema=json.dumps(DIAGNOSE_SCHEMA, sort_keys=True))
-        reply = doctor.draft(obs, message, params)
-        again = doctor.parse(reply.strip())
-        doctor.commit(message, reply)
-        if again.kind != "diagnose" or not again.text:
-            return turn  # kept: the first diagnosis (the reply is in the log)
-        action = replace(again, rule=f"memory:{again.rule}")
-        return Turn(text=reply.strip(), action=action, spoken=say(action) if doctor.mode == "structured" else reply.strip(),
-                    source=turn.source)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from agents.cases.model import Case
+from agents.costs import case_cost
 from agents.scorers import Transcript
 from agents.stats import wilson_interval
 
@@ -57,9 +58,15 @@ def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, cond
         "model_latency_s": round(sum(c.get("latency_s") or 0.0 for c in calls), 4),
         "wall_s": round(wall_s, 4),
         "specialty": case.specialty,
+        **case_cost(events[: _end(events)]),
         "events": events_file,
         **_memory_fields(events),
     }
+
+
+def _end(events: Sequence[Mapping[str, Any]]) -> int:
+    """The consultation's events (what the learning loop does afterwards costs nothing)."""
+    return next((i + 1 for i, e in enumerate(events) if e.get("type") == "consultation_ended"), len(events))
 
 
 def _memory_fields(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -103,6 +110,7 @@ def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "prompt_tokens_evaluated": sum(evald) if len(evald) == len(rows) else None,
         "completion_tokens": sum(r.get("completion_tokens") or 0 for r in rows),
         "wall_s": round(sum(r.get("wall_s") or 0.0 for r in rows), 3),
+        "mean_cost": round(sum(r.get("cost") or 0.0 for r in scored) / n, 2),
     }
 
 

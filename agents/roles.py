@@ -46,10 +46,20 @@ def role_defaults(role: str) -> RoleDefaults:
     return ROLE_DEFAULTS.get(role) or RoleDefaults(0.2, 200, (), role.replace("_", " ").title())
 
 
-def doctor_system(case: Case, max_turns: int, *, mode: str = "markers", style: str = "medsim") -> str:
+def doctor_system(case: Case, max_turns: int, *, mode: str = "markers", style: str = "medsim",
+                  measurement: bool = True, static: bool = False) -> str:
     """The doctor's system prompt: ``mode`` structured (JSON actions) or markers
-    (REQUEST TEST / DIAGNOSIS READY); ``style`` medsim or agentclinic (markers only)."""
+    (REQUEST TEST / DIAGNOSIS READY); ``style`` medsim or agentclinic (markers only);
+    ``measurement`` False: no technician (no tests offered); ``static``: the whole case at
+    once (static QA, one answer)."""
+    if static:
+        return render("doctor_static", objective=case.objective, demographics=case.demographics,
+                      facts=format_facts({k: v for k, v in case.patient.items() if k != "Demographics"}, indent="- "),
+                      exam=format_facts(case.exam, indent="- ") or "- none recorded",
+                      tests=format_facts(case.tests, indent="- ") or "- none recorded")
     name = "doctor_agentclinic" if style == "agentclinic" else "doctor_structured" if mode == "structured" else "doctor"
+    if name == "doctor_structured" and not measurement:
+        name = "doctor_structured_notests"
     return render(name, objective=case.objective, demographics=case.demographics, max_turns=max_turns,
                   catalogue="; ".join(CATALOGUE))
 

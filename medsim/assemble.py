@@ -19,7 +19,7 @@ from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import BackendSpecError, build_backend, describe_spec
 from agents.learning import Learner
 from agents.participants import CastConfig, HumanIO, HumanParticipant, Participant, llm_cast
-from agents.recall import Remembering
+from agents.deliberation import DeliberationConfig, Deliberating
 from agents.roles import role_defaults
 from agents.scorers import DiagnosisScorer, Scorer
 from medsim.spec import RoleSpec, RunSpec
@@ -38,7 +38,11 @@ def role_params(role: str, rs: RoleSpec, seed: int) -> GenerateParams:
 
 
 def consultation_config(spec: RunSpec) -> ConsultationConfig:
-    return ConsultationConfig(max_turns=spec.protocol.max_turns, min_gathering=spec.protocol.min_gathering)
+    p = spec.protocol
+    if p.static:  # static QA: one turn, a diagnosis, nothing to gather
+        return ConsultationConfig(max_turns=1, min_gathering=0, measurement=False)
+    return ConsultationConfig(max_turns=p.max_turns, min_gathering=p.min_gathering, measurement=p.measurement,
+                              budget=p.budget)
 
 
 def cast_config(spec: RunSpec, seed: int) -> CastConfig:
@@ -46,7 +50,7 @@ def cast_config(spec: RunSpec, seed: int) -> CastConfig:
     return CastConfig(
         doctor_mode=p.doctor_mode, prompt_style=p.prompt_style,
         guard_retries=p.guard_retries if p.guards else None, measurement_hints=p.measurement_hints,
-        max_turns=p.max_turns,
+        max_turns=1 if p.static else p.max_turns, measurement=p.measurement and not p.static, static=p.static,
         params={r: role_params(r, rs, seed) for r, rs in spec.roles.items()},
         retry={r: RetryPolicy(retries=rs.retries, backoff_s=rs.backoff_s) for r, rs in spec.roles.items()},
     )
@@ -160,8 +164,10 @@ class RunPlan:
                 raise AssemblyError(f"roles.{role} is played by a person: use `medsim consult --as {role}` "
                                     f"or `medsim play --as {role}`")
             cast[role] = HumanParticipant(role, self.human_io)
-        if self.memory is not None:
-            cast["doctor"] = Remembering(cast["doctor"], self.memory, case, sink, k=self.spec.memory.k)
+        d = self.spec.diagnosis
+        dcfg = DeliberationConfig(cot=d.cot, ensemble=d.ensemble, panel=d.panel, k=self.spec.memory.k)
+        if self.memory is not None or dcfg.active:
+            cast["doctor"] = Deliberating(cast["doctor"], case, sink, dcfg, self.memory)
         return cast
 
 

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -32,7 +32,7 @@ from agents.scorers import Transcript, score_case
 from agents.recall import case_key
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
 from medsim.memory import open_memory
-from medsim.spec import RunSpec
+from medsim.spec import BASE_CONDITION, RunSpec
 
 __all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_case", "write_report", "prepare_out"]
 
@@ -276,7 +276,8 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             assert memory is not None
             lkeep = read_results(opts.out / "learning" / "results.jsonl")
             ldone = {r["case_id"] for r in lkeep}
-            plan = plan_for(spec, spec.condition_names()[0], spec.seeds[0], built, memory=memory, learn=True)
+            learning = replace(spec, conditions={})  # the run's own memory (mode learn), not a condition's
+            plan = plan_for(learning, BASE_CONDITION, spec.seeds[0], built, memory=memory, learn=True)
             lrows = _run_cells([(plan, c) for c in learn_cases if c.id not in ldone], opts.out / "learning", lkeep,
                                workers=1, total=len(learn_cases), progress=opts.progress, fsync=opts.fsync,
                                on_row=None, desc="learning case")
@@ -345,12 +346,17 @@ def write_report(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Seq
           f"- mean turns: {summary['mean_turns']}, mean tests requested: {summary['mean_tests']}",
           f"- tokens: prompt sent {summary['prompt_tokens']}, prompt evaluated "
           f"{summary['prompt_tokens_evaluated']}, completion {summary['completion_tokens']}"]
-    if summary.get("conditions"):
-        md += ["", "## Conditions", "", "| condition | cases | scored | correct | accuracy | failed | errors |",
-               "|---|---|---|---|---|---|---|"]
-        for name, s in summary["conditions"].items():
-            md.append(f"| {cell(name)} | {s['cases']} | {s['scored']} | {s['correct']} | {_fmt_acc(s)} | "
-                      f"{s['failed']} | {s['errors']} |")
+    if len(spec.condition_names()) > 1:
+        from medsim.ladder import condition_table, table_markdown, write_chart
+
+        table = condition_table(rows, spec.condition_names())
+        md += ["", "## Conditions (in order; each compared with the one before it, paired by case)", ""]
+        md += table_markdown(table)
+        try:
+            write_chart(table, out / "conditions.png", title=spec.cases)
+            md += ["", "![accuracy by condition, and against cost](conditions.png)"]
+        except ImportError as e:  # matplotlib missing: the table still stands
+            md += ["", f"(no chart: {e})"]
     md += ["", "## Cases", "", "| case | seed | condition | status | correct | diagnosis | truth | turns | tests |",
            "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

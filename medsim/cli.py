@@ -62,6 +62,22 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
                    help="questions/tests required before a diagnosis is accepted (0: AgentClinic's rule; default 3)")
     c.add_argument("--no-guards", action="store_true", default=None, help="turn off the refusal / role-break / loop detectors")
     c.add_argument("--max-turns", type=int, default=None, help="turn limit (default 20)")
+    c.add_argument("--no-measurement", action="store_true", default=None,
+                   help="no technician: every order is refused (the ladder's baseline)")
+    c.add_argument("--static", action="store_true", default=None,
+                   help="static QA: the doctor reads the whole case and answers at once")
+    c.add_argument("--budget", type=float, default=None,
+                   help="the most a case may spend on its visit and tests (prices: agents/costs.toml)")
+    dg = p.add_argument_group("diagnosis")
+    dg.add_argument("--cot", action="store_true", default=None, help="reason step by step before the final diagnosis")
+    dg.add_argument("--ensemble", type=int, default=None, help="a panel of N doctors voting (N >= 2)")
+    dg.add_argument("--panel", default=None, choices=("off", "roles"),
+                    help="roles: a role-split panel (hypothesis keeper, test chooser, challenger, cost steward, checklist)")
+    if grid:
+        dg.add_argument("--ladder", action="store_true",
+                        help="MedAgentSim's ladder as conditions: static, baseline, +measurement, +memory (with "
+                             "--learn-cases), +CoT, +ensemble")
+        dg.add_argument("--repeats", type=int, default=None, help="seeds per case (0..R-1); intervals are over cases")
     mm = p.add_argument_group("memory")
     mm.add_argument("--memory", default=None, choices=("off", "learn", "frozen"),
                     help="past cases before each diagnosis: off (default), learn (and learn from each case), frozen")
@@ -98,6 +114,28 @@ def _overrides(args: argparse.Namespace, roles: Sequence[str]) -> dict[str, Any]
         o["preflight"] = False
     if a.get("no_guards"):
         o["protocol.guards"] = False
+    if a.get("no_measurement"):
+        o["protocol.measurement"] = False
+    if a.get("static"):
+        o["protocol.static"] = True
+    if a.get("budget") is not None:
+        o["protocol.budget"] = a["budget"]
+    if a.get("cot"):
+        o["diagnosis.cot"] = True
+    if a.get("ensemble") is not None:
+        o["diagnosis.ensemble"] = a["ensemble"]
+    if a.get("panel") is not None:
+        o["diagnosis.panel"] = a["panel"]
+    if a.get("repeats") is not None:
+        if a["repeats"] < 1:
+            from medsim.spec import SpecError
+            raise SpecError(f"repeats: must be at least 1, got {a['repeats']} (--repeats)")
+        o["seeds"] = list(range(a["repeats"]))
+        o.pop("seed", None)
+    if a.get("ladder"):
+        from medsim.ladder import ladder_conditions
+
+        o["conditions"] = ladder_conditions(memory=bool(a.get("learn_cases")), ensemble=a.get("ensemble") or 5)
     for r in ROLE_FLAGS:
         o[f"roles.{r}.backend"] = a.get(f"{r}_llm")
         o[f"roles.{r}.model"] = a.get(f"{r}_model")

@@ -24,7 +24,7 @@ from agents.llm.spec import BackendSpecError, check_backend_spec
 from agents.roles import CONSULTATION_ROLES, ROLE_DEFAULTS, role_defaults
 from medsim.toml_out import dumps as toml_dumps
 
-__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "RunSpec", "load_toml", "set_dotted",
+__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "RunSpec", "load_toml", "set_dotted",
            "build_spec", "PROTOCOLS", "DOCTOR_MODES"]
 
 PROTOCOLS = ("medsim", "agentclinic")
@@ -155,9 +155,12 @@ class ProtocolSpec:
     guard_retries: int = 2
     measurement_hints: bool = True
     max_turns: int = 20
+    measurement: bool = True  # the technician is there (MedAgentSim's "+measurement" rung)
+    static: bool = False  # static QA: the doctor sees the whole case at once and answers in one turn
+    budget: float | None = None  # the most a case may spend on tests and visits (agents/costs.toml)
 
     KEYS = ("name", "doctor_mode", "prompt_style", "min_gathering", "guards", "guard_retries",
-            "measurement_hints", "max_turns")
+            "measurement_hints", "max_turns", "measurement", "static", "budget")
 
     @classmethod
     def parse(cls, d: Mapping[str, Any], *, doctor_backend: str) -> "ProtocolSpec":
@@ -182,7 +185,36 @@ class ProtocolSpec:
             guard_retries=_int(d, "guard_retries", path, lo=0, default=2),
             measurement_hints=_bool(d, "measurement_hints", path, default=not ac),
             max_turns=_int(d, "max_turns", path, lo=1, default=20),
+            measurement=_bool(d, "measurement", path, default=True),
+            static=_bool(d, "static", path, default=False),
+            budget=(_float(d, "budget", path, lo=0.0, strict_lo=True) if d.get("budget") is not None else None),
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+
+
+@dataclass(frozen=True)
+class DiagnosisSpec:
+    """How the final diagnosis is reached once the doctor is ready to give one: alone,
+    after reasoning step by step (``cot``), by a panel of ``ensemble`` doctors voting
+    (majority, a chair's consensus on a tie), or by a role-split panel (``panel =
+    "roles"``: hypothesis keeper, test chooser, challenger, cost steward, checklist)."""
+
+    cot: bool = False
+    ensemble: int = 0  # 0: one doctor; N >= 2: a panel of N voting
+    panel: str = "off"  # off | roles
+
+    KEYS = ("cot", "ensemble", "panel")
+
+    @classmethod
+    def parse(cls, d: Mapping[str, Any], path: str = "diagnosis.") -> "DiagnosisSpec":
+        _check_keys(d, set(cls.KEYS), path)
+        n = _int(d, "ensemble", path, lo=0, default=0)
+        if n == 1:
+            raise SpecError(f"{path}ensemble: a panel has at least 2 members (0: one doctor), got 1")
+        return cls(cot=_bool(d, "cot", path, default=False), ensemble=n,
+                   panel=_str(d, "panel", path, default="off", choices=("off", "roles")))
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.KEYS}
@@ -263,11 +295,12 @@ class Condition:
     protocol: ProtocolSpec
     roles: Mapping[str, RoleSpec]
     memory: MemorySpec = MemorySpec()
+    diagnosis: DiagnosisSpec = DiagnosisSpec()
 
 
 _TOP_KEYS = {"cases", "limit", "skip_invalid", "seed", "seeds", "workers", "preflight", "llm", "model",
-             "roles", "protocol", "world", "memory", "conditions"}
-_CONDITION_KEYS = {"llm", "model", "roles", "protocol", "memory"}
+             "roles", "protocol", "world", "memory", "diagnosis", "conditions"}
+_CONDITION_KEYS = {"llm", "model", "roles", "protocol", "memory", "diagnosis"}
 
 
 @dataclass(frozen=True)
@@ -282,6 +315,7 @@ class RunSpec:
     protocol: ProtocolSpec = ProtocolSpec()
     world: WorldSpec = WorldSpec()
     memory: MemorySpec = MemorySpec()
+    diagnosis: DiagnosisSpec = DiagnosisSpec()
     # named conditions of a grid (each its own protocol and roles); empty: one
     # condition, "base", which is the spec's own protocol and roles
     conditions: Mapping[str, Condition] = field(default_factory=dict)
@@ -309,6 +343,7 @@ class RunSpec:
             seeds_t = (_int(d, "seed", "", lo=0, default=0),)
         base_protocol, base_roles = _resolve_roles_protocol(d, default_llm)
         base_memory = MemorySpec.parse(d.get("memory", {}) or {})
+        base_diagnosis = DiagnosisSpec.parse(d.get("diagnosis", {}) or {})
         conds_raw = d.get("conditions", {}) or {}
         if not isinstance(conds_raw, Mapping):
             raise SpecError(f"conditions: expected a table of named conditions, got {conds_raw!r}")
@@ -319,21 +354,27 @@ class RunSpec:
             if not isinstance(over, Mapping):
                 raise SpecError(f"conditions.{name}: expected a table, got {over!r}")
             _check_keys(over, _CONDITION_KEYS, f"conditions.{name}.")
-            merged = _merge({k: d[k] for k in ("llm", "model", "roles", "protocol", "memory") if k in d}, over)
+            merged = _merge({k: d[k] for k in ("llm", "model", "roles", "protocol", "memory", "diagnosis") if k in d},
+                            over)
             mem_over = over.get("memory") or {}
             if isinstance(mem_over, Mapping):
                 _check_keys(mem_over, {"mode", "k"}, f"conditions.{name}.memory.")  # the rest is the run's
             try:
                 p, r = _resolve_roles_protocol(merged, default_llm)
-                mem = MemorySpec.parse(merged.get("memory", {}) or {})
+                # the learning split is the run's: a condition only says whether it consults the memory
+                mem_in = {k: v for k, v in (merged.get("memory", {}) or {}).items() if k not in ("learn_cases", "learn_limit")}
+                if mem_in.get("mode") == "learn" and (merged.get("memory") or {}).get("learn_cases"):
+                    mem_in["mode"] = "frozen"
+                mem = MemorySpec.parse(mem_in)
+                dia = DiagnosisSpec.parse(merged.get("diagnosis", {}) or {})
             except SpecError as e:
                 raise SpecError(f"conditions.{name}: {e}") from None
-            conditions[name] = Condition(p, r, mem)
+            conditions[name] = Condition(p, r, mem, dia)
         return cls(
             cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
             workers=_int(d, "workers", "", lo=1, default=1), preflight=_bool(d, "preflight", "", default=True),
             roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
-            memory=base_memory, conditions=conditions,
+            memory=base_memory, diagnosis=base_diagnosis, conditions=conditions,
         )
 
     # -- views ----------------------------------------------------------------------
@@ -347,7 +388,7 @@ class RunSpec:
         if name not in self.conditions:
             raise SpecError(f"no condition '{name}' (have: {', '.join(self.condition_names())})")
         c = self.conditions[name]
-        return replace(self, protocol=c.protocol, roles=c.roles, memory=c.memory, conditions={})
+        return replace(self, protocol=c.protocol, roles=c.roles, memory=c.memory, diagnosis=c.diagnosis, conditions={})
 
     def role(self, name: str) -> RoleSpec:
         try:
@@ -378,8 +419,10 @@ class RunSpec:
                  roles={r: s.to_dict() for r, s in self.roles.items()}, world=self.world.to_dict())
         if self.memory != MemorySpec():
             d["memory"] = self.memory.to_dict()
+        d["diagnosis"] = self.diagnosis.to_dict()
         if self.conditions:
             d["conditions"] = {n: {"protocol": c.protocol.to_dict(), "roles": {r: s.to_dict() for r, s in c.roles.items()},
+                                   "diagnosis": c.diagnosis.to_dict(),
                                    **({"memory": {"mode": c.memory.mode, "k": c.memory.k}} if c.memory != self.memory else {})}
                                for n, c in self.conditions.items()}
         return d

@@ -139,6 +139,27 @@ class ScriptedLLM:
         """Whether a reflection's lesson turns this case's wrong diagnosis right (by seed)."""
         return _h("lesson", case_id, self.seed) % 4 != 0  # three cases in four
 
+    def _deliberate(self, case: Case, schema: dict, last: str) -> str | None:
+        """The doctor's diagnosis step (a differential, a panel member's vote, a role's
+        say, reasoning): answered from the case like the rest of the fake."""
+        import json
+
+        props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+        right = self.diagnoses_correctly(case.id)
+        dx = case.diagnosis if right else _WRONG[_h(self.seed, case.id) % len(_WRONG)]
+        if "differential" in props:
+            return json.dumps({"differential": [dx, *[w for w in _WRONG if w != dx][:2]]})
+        if "reasoning" in props:
+            member = re.search(r"You are doctor (\d+) of a panel of (\d+)", last)
+            k = int(member.group(1)) if member else 1
+            vote = dx if k % 3 != 0 else _WRONG[(k + _h(case.id)) % len(_WRONG)]  # two members in three agree
+            return json.dumps({"reasoning": f"The findings fit {vote} best.", "diagnosis": vote})
+        if "test" in props and "why" in props:
+            return json.dumps({"test": "Complete blood count", "why": "it tells the leading conditions apart"})
+        if "text" in props and "action" not in props:
+            return json.dumps({"text": f"The leading condition is {dx}."})
+        return None
+
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
         if ctx.role == "judge":
             return self._output(self._judge(ctx.case_id, messages[-1].content), messages)
@@ -146,6 +167,15 @@ class ScriptedLLM:
             return self._output(self._reflect(self._case(ctx)), messages)
         case = self._case(ctx)
         last = messages[-1].content if messages else ""
+        if ctx.role == "doctor" and params.response_schema:
+            import json
+
+            said = self._deliberate(case, json.loads(params.response_schema), last)
+            if said is not None:
+                return self._output(said, messages)
+        if ctx.role == "doctor" and "think it through" in last and not params.response_schema:
+            return self._output("Key findings point one way; the differential is narrow; the most likely fits best.",
+                                messages)
         if ctx.role == "doctor":
             text = self._doctor(case, messages)
             if "left a lesson" in last and self.lesson_helps(case.id):

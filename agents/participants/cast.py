@@ -42,6 +42,8 @@ class CastConfig:
     guard_retries: int | None = 2
     measurement_hints: bool = True  # the technician is shown the records matching an order
     max_turns: int = 20  # told to the doctor
+    measurement: bool = True  # a technician is there (the doctor is offered tests)
+    static: bool = False  # static QA: the doctor reads the whole case and answers once
     params: Mapping[str, GenerateParams] = field(default_factory=dict)
     retry: Mapping[str, RetryPolicy] = field(default_factory=dict)
 
@@ -64,8 +66,9 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
         return cls(role=role, llm=llms[role], system=system, params=cfg.params_for(role), case_id=case.id,
                    sink=sink, policy=cfg.retry_for(role), **kw)
 
-    doctor = make("doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style), LLMDoctor,
-                  mode=cfg.doctor_mode)
+    doctor = make("doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style,
+                                          measurement=cfg.measurement, static=cfg.static), LLMDoctor,
+                  mode=cfg.doctor_mode, measurement=cfg.measurement, static=cfg.static)
     patient = make("patient", patient_system(case, style=style))
     tech = make("measurement", measurement_system(case, style=style, hinted=cfg.measurement_hints))
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient, "measurement": tech}

@@ -14,7 +14,7 @@ from agents.events import EventSink
 from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.participants.base import Observation, Turn
-from agents.protocol import DIAGNOSE_SCHEMA, DOCTOR_SCHEMA, DoctorAction, parse_doctor_turn, parse_structured_turn, say
+from agents.protocol import DIAGNOSE_SCHEMA, DoctorAction, doctor_schema, parse_doctor_turn, parse_structured_turn, say
 
 __all__ = ["LLMParticipant", "LLMDoctor"]
 
@@ -68,23 +68,26 @@ class LLMDoctor(LLMParticipant):
     READY:). Every parse names the rule that fired."""
 
     mode: str = "structured"
+    measurement: bool = True  # False: no technician, so no order shape in the schema
+    static: bool = False  # static QA: one answer, a diagnosis
 
     def __post_init__(self) -> None:
         if self.mode not in ("structured", "markers"):
             raise ValueError(f"doctor mode must be 'structured' or 'markers', got {self.mode!r}")
-        if self.mode == "structured":
-            self.params = replace(self.params, response_schema=json.dumps(DOCTOR_SCHEMA, sort_keys=True), stop=())
+        if self.mode == "structured" or self.static:
+            schema = DIAGNOSE_SCHEMA if self.static else doctor_schema(self.measurement)
+            self.params = replace(self.params, response_schema=json.dumps(schema, sort_keys=True), stop=())
 
     def params_for(self, obs: Observation) -> GenerateParams:
-        if obs.final and self.mode == "structured":
+        if obs.final and (self.mode == "structured" or self.static):
             return replace(self.params, response_schema=json.dumps(DIAGNOSE_SCHEMA, sort_keys=True))
         return self.params
 
     def parse(self, reply: str) -> DoctorAction:
-        return parse_structured_turn(reply) if self.mode == "structured" else parse_doctor_turn(reply)
+        return parse_structured_turn(reply) if self.mode == "structured" or self.static else parse_doctor_turn(reply)
 
     def to_turn(self, obs: Observation, reply: str) -> Turn:
         text = reply.strip()
         action = self.parse(text)
-        spoken = say(action) if self.mode == "structured" else text
+        spoken = say(action) if self.mode == "structured" or self.static else text
         return Turn(text=text, action=action, spoken=spoken)

@@ -564,7 +564,7 @@ def test_llamacpp_decode_stops_at_the_deadline(smol):
     decoded = int(re.search(r"and (\d+) tokens", str(e.value)).group(1))
     assert decoded < 200
     # the context stays usable, and the next call reuses the prompt evaluated before the cut
-    out = smol.generate(msgs, GenerateParams(max_tokens=200, temperature=0.0, timeout_s=120.0), ctx)
+    out = smol.generate(msgs, GenerateParams(max_tokens=200, temperature=0.0, timeout_s=900.0), ctx)  # no cut (a loaded machine is slow)
     assert out.completion_tokens > decoded and out.prompt_tokens_evaluated < out.prompt_tokens / 2
     print(f"\nllama.cpp: 0.05 s timeout cut the call after {cut:.3f} s (prompt evaluation, {decoded} tokens "
           f"decoded); the same call without the cut, prompt cached: {out.latency_s:.3f} s, "

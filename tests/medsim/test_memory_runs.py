@@ -97,7 +97,8 @@ def test_the_leakage_guard_fires(tmp_path):
         _run(tmp_path, "split", limit=2, **{"memory.learn_cases": "demo", "memory.dir": str(tmp_path / "m2")})
     # and at retrieval time, where a case slipped past the check: the case is an error, named
     from agents.events import DictSink
-    from agents.recall import MemoryLeak, Recollection, Remembering
+    from agents.deliberation import Remembering
+    from agents.recall import MemoryLeak, Recollection
     from tests.helpers import consult, roles
 
     cases, _ = load_cases("demo")
