@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from agents.cases.model import Case
@@ -55,9 +55,9 @@ class Phase(enum.Enum):
     TO_TEST = "to_test"  # walking to the test (or the technician to the bedside)
     AT_TEST = "at_test"  # the test runs; the technician's result is produced
     FROM_TEST = "from_test"  # the patient walks back
-    TO_RECORDS = "to_records"  # with memory: the doctor walks to the records room before diagnosing
-    AT_RECORDS = "at_records"  # reads the past cases retrieved (a bubble says which)
-    FROM_RECORDS = "from_records"
+    TRIP = "trip"  # before announcing: to the records room (memory) or the conference room (a panel)
+    TRIP_TALK = "trip_talk"  # there: bubbles say what was found or what the panel said
+    TRIP_BACK = "trip_back"
     JUDGING = "judging"  # the consultation closes and is scored
     FILING = "filing"  # the doctor files the case; the patient leaves
     DONE = "done"
@@ -102,12 +102,19 @@ class _CaseSink:
         self.utterances: list[Utterance] = []
         self.events: list[dict[str, Any]] = []
         self.recalled: list[dict[str, Any]] | None = None  # what the doctor's last retrieval found
+        self.panel: list[str] = []  # what the doctor's panel said (votes, roles), in order
 
     def emit(self, event: Event) -> None:
         if isinstance(event, Utterance):
             self.utterances.append(event)
         elif event.type == "memory_retrieved":
             self.recalled = list(event.hits)  # type: ignore[attr-defined]
+        elif event.type == "panel_vote":
+            self.panel += [f"Doctor {v['member']}: {v['diagnosis'] or '(no vote)'}" for v in event.votes]  # type: ignore[attr-defined]
+            self.panel.append(("Tie: the chair decides " if event.tie else "The panel agrees: ")  # type: ignore[attr-defined]
+                              + (event.decision or "-"))  # type: ignore[attr-defined]
+        elif event.type == "panel_step":
+            self.panel.append(f"{event.role.capitalize()}: {event.text}")  # type: ignore[attr-defined]
         self.events.append(event.to_dict())
         self.world._emit(event, case_id=self.case_id)
 
@@ -130,7 +137,9 @@ class Encounter:
     result: dict[str, Any] | None = None  # the results row, once scored
     doctor_seat: Tile | None = None
     patient_seat: Tile | None = None
-    held: Any = None  # the doctor's diagnosis, held while it consults the records room
+    held: Any = None  # the doctor's diagnosis, held while it visits the records or conference room
+    trips: list[tuple[str, Tile, list[str]]] = field(default_factory=list)  # (why, where, what is said), in order
+    lines: list[str] = field(default_factory=list)  # still to be said at the current stop
     started_t: float | None = None  # sim time the doctor was assigned
     judged_t: float | None = None  # sim time the verdict came
 
@@ -502,13 +511,48 @@ class World:
         if pending is None:  # done (turn limit) or the turn failed
             self._start_judging(enc)
             return
-        if enc.sink is not None and enc.sink.recalled is not None and "records_station" in self.map.points:
-            # the doctor consulted past cases: walk to the records room and back first
-            enc.held = pending
-            enc.phase = Phase.TO_RECORDS
-            self.walk(enc.doctor, self.map.point("records_station").tile, f"consult past cases for {enc.case.id}")
+        trips = self._trips(enc)
+        if trips:
+            enc.held, enc.trips = pending, trips
+            self._next_trip(enc)
             return
         self._deliver(enc, pending)
+
+    def _spot(self, point: str, room: str) -> Tile | None:
+        """A named point, else a free cell of the room (maps without the point)."""
+        if point in self.map.points:
+            return self.map.point(point).tile
+        rooms = self.map.rooms_like(room)
+        cells = [c for r in rooms for c in r.rect.cells() if self.map.walkable(c)]
+        return cells[len(cells) // 2] if cells else None
+
+    def _trips(self, enc: Encounter) -> list[tuple[str, Tile, list[str]]]:
+        """Where the doctor goes before announcing: the records room when it consulted
+        past cases, the conference room when a panel deliberated."""
+        sink = enc.sink
+        if sink is None:
+            return []
+        out: list[tuple[str, Tile, list[str]]] = []
+        records = self._spot("records_station", "records")
+        if sink.recalled is not None and records is not None:
+            hits = sink.recalled
+            found = [f"{h['diagnosis']} ({h['score']:.2f})" for h in hits if h["buffer"] == "records" and h.get("diagnosis")]
+            lessons = [h["insight"] for h in hits if h["buffer"] == "experience" and h.get("insight")]
+            out.append(("consult past cases", records,
+                        [("Past cases: " + "; ".join(found[:3])) if found else "No similar past case"]
+                        + [f"Lesson: {x}" for x in lessons[:1]]))
+        conference = self._spot("conference_1", "conference")
+        if sink.panel and conference is not None:
+            out.append(("meet the panel", conference, list(sink.panel)))
+        sink.recalled, sink.panel = None, []
+        return out
+
+    def _next_trip(self, enc: Encounter) -> None:
+        assert enc.doctor is not None
+        what, where, lines = enc.trips.pop(0)
+        enc.lines = list(lines)
+        enc.phase = Phase.TRIP
+        self.walk(enc.doctor, where, f"{what} for {enc.case.id}")
 
     def _deliver(self, enc: Encounter, pending: Any) -> None:
         """The doctor says its turn; a test sends the patient on a trip."""
@@ -522,30 +566,28 @@ class World:
         else:
             enc.phase = Phase.DOCTOR_SPEAKING
 
-    def _on_to_records(self, enc: Encounter) -> None:
-        assert enc.doctor is not None and enc.sink is not None
-        if enc.doctor.moving:
-            return
-        hits = enc.sink.recalled or []
-        found = [f"{h['diagnosis']} ({h['score']:.2f})" for h in hits if h["buffer"] == "records" and h.get("diagnosis")]
-        lessons = [h["insight"] for h in hits if h["buffer"] == "experience" and h.get("insight")]
-        text = ("Past cases: " + "; ".join(found[:3]) if found else "No similar past case") + \
-               (f". Lesson: {lessons[0]}" if lessons else "")
-        enc.timer = self.t + self._say(enc.doctor, text)
-        enc.phase = Phase.AT_RECORDS
+    def _on_trip(self, enc: Encounter) -> None:
+        assert enc.doctor is not None
+        if not enc.doctor.moving:
+            enc.phase = Phase.TRIP_TALK
+            enc.timer = self.t
 
-    def _on_at_records(self, enc: Encounter) -> None:
+    def _on_trip_talk(self, enc: Encounter) -> None:
+        assert enc.doctor is not None and enc.doctor_seat is not None
         if self.t < enc.timer:
             return
-        assert enc.doctor is not None and enc.doctor_seat is not None
-        enc.phase = Phase.FROM_RECORDS
-        self.walk(enc.doctor, enc.doctor_seat, f"back to {enc.patient.id}")
+        if enc.lines:
+            enc.timer = self.t + self._say(enc.doctor, enc.lines.pop(0))
+        elif enc.trips:
+            self._next_trip(enc)
+        else:
+            enc.phase = Phase.TRIP_BACK
+            self.walk(enc.doctor, enc.doctor_seat, f"back to {enc.patient.id}")
 
-    def _on_from_records(self, enc: Encounter) -> None:
-        assert enc.doctor is not None and enc.sink is not None
+    def _on_trip_back(self, enc: Encounter) -> None:
+        assert enc.doctor is not None
         if enc.doctor.moving:
             return
-        enc.sink.recalled = None
         pending, enc.held = enc.held, None
         self._deliver(enc, pending)
 

@@ -240,3 +240,36 @@ def test_the_test_menu_comes_from_the_map_and_the_routing(tmp_path):
     hmap = load_map(small_hospital(tmp_path))
     for g in menu[1:]:
         assert all(hmap.point(router.route(t).station).room == g.room for t in g.tests)
+
+
+def test_a_panel_meets_in_the_conference_room_before_the_diagnosis(tmp_path):
+    """With a voting panel the doctor walks to the conference room, the votes are said in
+    bubbles there, and the diagnosis is announced back at the patient's side."""
+    from agents.deliberation import DeliberationConfig, Deliberating
+    from agents.participants import CastConfig, llm_cast
+
+    cases, _ = load_cases("demo")
+    llm = ScriptedLLM({c.id: c for c in cases})
+    llms = roles(llm)
+
+    def cast(case, sink):
+        c = llm_cast(case, llms, CastConfig(), sink)
+        c["doctor"] = Deliberating(c["doctor"], case, sink, DeliberationConfig(ensemble=3))
+        return c
+    hmap = load_map(small_hospital(tmp_path))
+    with EventLog(tmp_path / "p.jsonl") as log:
+        w = World(hmap, cases, cast, [DiagnosisScorer(llm)], WorldConfig(doctors=1, patients=1), log=log)
+        w.reset(0)
+        said = []
+        while not w.done and w.t < 20000:
+            w.step(0.25)
+            d = w.actors["doctor-1"]
+            if d.speech and (not said or said[-1] != d.speech):
+                said.append(d.speech)
+    ev = read_events(tmp_path / "p.jsonl")
+    conf = [e for e in ev if e["type"] == "arrived" and e["actor"] == "doctor-1" and e.get("room") == "conference"]
+    assert conf and any(s.startswith("Doctor 1:") for s in said) and any("panel agrees" in s or "chair" in s for s in said)
+    i_vote = next(i for i, s in enumerate(said) if s.startswith("Doctor 1:"))
+    i_dx = next(i for i, s in enumerate(said) if s.startswith("My diagnosis"))
+    assert i_vote < i_dx  # the panel met before the diagnosis was announced (in the bubbles)
+    assert w.finished[0]["status"] == "diagnosed"
