@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from agents.cases.model import Case
 from agents.costs import PriceTable, price_table
+from agents.imaging import inspect_image, studies_for
 from agents.events import (
     BudgetRefused, CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, DiagnosisGiven, EventSink,
-    PrematureDiagnosis, RouteDecision, TestRefused, TestRequested, TestResult, TurnLimitReached, Utterance,
+    ImageError, ImageNotRead, ImageRead, ImageReturned, PrematureDiagnosis, RouteDecision, TestRefused, TestRequested,
+    TestResult, TurnLimitReached, Utterance,
 )
 from agents.llm.base import LLMError
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
@@ -188,6 +190,33 @@ class Consultation:
             self._spent += price
         return None
 
+    def _images(self, t: int, order: str) -> list[str]:
+        """The images of the studies an order matched: returned (path and hash logged) or
+        an error for that study; read by the vision participant when there is one, else
+        the doctor has the report alone (and the log says so). Returns the lines the
+        doctor reads after the technician's."""
+        notes: list[str] = []
+        for st in studies_for(self.case, order):
+            sha, problem = inspect_image(st.image)
+            if problem is not None:
+                self.sink.emit(ImageError(turn=t, study=st.test, image=st.image, error=problem))
+                notes.append(f"(The {st.modality} image could not be shown: {problem}. Its report stands.)")
+                continue
+            self.sink.emit(ImageReturned(turn=t, study=st.test, modality=st.modality, body_part=st.body_part,
+                                         image=st.image, sha256=sha))
+            reader = self.cast.get("vision") if hasattr(self.cast, "get") else None
+            if reader is None:
+                self.sink.emit(ImageNotRead(turn=t, study=st.test,
+                                            reason="no vision model is configured: the doctor has the report alone"))
+                continue
+            what = f"{st.modality} of the {st.body_part}" if st.body_part else st.modality
+            read = reader.act(Observation(turn=t, text=f"Read this image: a {what}.", order=st.test,
+                                          images=(st.image,)))
+            text = " ".join(read.text.split())
+            self.sink.emit(ImageRead(turn=t, study=st.test, text=text, source=read.source))
+            notes.append(f"Reading of the {what} image: {text}")
+        return notes
+
     def _reply(self, role: str, obs: Observation) -> Turn:
         return self.cast[role].act(obs)
 
@@ -216,7 +245,8 @@ class Consultation:
                 self.sink.emit(Utterance(turn=t, speaker="measurement", addressee="doctor", text=reply,
                                          source=turn.source))
                 reply_speaker = "measurement"
-                self._next_doctor_input = f"Technician: {reply}"
+                notes = self._images(t, action.text)
+                self._next_doctor_input = f"Technician: {reply}" + "".join(f"\n{n}" for n in notes)
             else:
                 turn = self._reply("patient", Observation(turn=t, text=action.text or "(The doctor says nothing.)"))
                 reply = turn.text.strip()

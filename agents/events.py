@@ -17,7 +17,8 @@ from typing import Any, ClassVar, Protocol, TextIO
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
-    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "SynthesisedResult", "TestRefused", "BudgetRefused", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
+    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "SynthesisedResult", "TestRefused", "BudgetRefused", "ImageReturned",
+    "ImageError", "ImageRead", "ImageNotRead", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
     "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "MemoryRetrieved",
     "MemoryLearned", "Reasoning", "PanelVote", "PanelStep", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "DictSink", "TeeSink", "read_events", "SCHEMA_VERSION",
@@ -121,6 +122,7 @@ class LLMCall(Event):
     completion_tokens: int
     latency_s: float
     finish_reason: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,51 @@ class FallbackReply(Event):
     turn: int
     reason: str
     text: str
+
+
+@dataclass(frozen=True)
+class ImageReturned(Event):
+    """The technician returned an imaging study's image with its report."""
+
+    type: ClassVar[str] = "image_returned"
+    turn: int
+    study: str
+    modality: str
+    body_part: str
+    image: str  # a path or a URL
+    sha256: str | None  # None for a URL (not fetched here)
+
+
+@dataclass(frozen=True)
+class ImageError(Event):
+    """A study's image is missing or unreadable: the consultation goes on with its report."""
+
+    type: ClassVar[str] = "image_error"
+    turn: int
+    study: str
+    image: str
+    error: str
+
+
+@dataclass(frozen=True)
+class ImageRead(Event):
+    """A vision model's reading of a returned image, given to the doctor."""
+
+    type: ClassVar[str] = "image_read"
+    turn: int
+    study: str
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ImageNotRead(Event):
+    """No vision model read the image: the doctor got the report text alone."""
+
+    type: ClassVar[str] = "image_not_read"
+    turn: int
+    study: str
+    reason: str
 
 
 @dataclass(frozen=True)

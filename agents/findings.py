@@ -60,7 +60,7 @@ def _index(case: Case) -> list[tuple[tuple[str, ...], list[tuple[str, tuple[str,
     idx = case.__dict__.get("_findings_index")
     if idx is None:
         idx = []
-        for section in (case.tests, case.exam):
+        for section in (case.records(), case.exam):
             for key, value in section.items():
                 items = [(" > ".join(p), tokens(" ".join(p)), t) for p, t in flatten({key: value})]
                 idx.append((tokens(str(key)), items))

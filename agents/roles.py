@@ -13,7 +13,7 @@ from agents.catalogue import CATALOGUE
 from agents.cases.model import Case, format_facts
 from agents.prompts import render
 
-__all__ = ["RoleDefaults", "ROLE_DEFAULTS", "CONSULTATION_ROLES", "SPEAKER_LABELS", "role_defaults",
+__all__ = ["RoleDefaults", "ROLE_DEFAULTS", "CONSULTATION_ROLES", "OPTIONAL_ROLES", "vision_system", "SPEAKER_LABELS", "role_defaults",
            "doctor_system", "patient_system", "measurement_system"]
 
 
@@ -26,6 +26,7 @@ class RoleDefaults:
     max_tokens: int
     stop: tuple[str, ...] = ()
     label: str = ""
+    backend: str | None = None  # a default backend of its own ("none": not there unless configured)
 
 
 ROLE_DEFAULTS: dict[str, RoleDefaults] = {
@@ -35,9 +36,12 @@ ROLE_DEFAULTS: dict[str, RoleDefaults] = {
     "judge": RoleDefaults(0.0, 60, (), "Judge"),
     # reflects on a wrong diagnosis and writes a general insight (the memory's learning loop)
     "reflector": RoleDefaults(0.2, 160, (), "Reflector"),
+    # reads returned images for the doctor (a vision model; none unless one is configured)
+    "vision": RoleDefaults(0.0, 160, (), "Radiologist", backend="none"),
 }
 # who takes turns in a consultation (the judge scores it afterwards)
 CONSULTATION_ROLES = ("doctor", "patient", "measurement")
+OPTIONAL_ROLES = ("vision",)  # may be "none": the consultation goes on without them
 SPEAKER_LABELS = {name: d.label for name, d in ROLE_DEFAULTS.items()}
 
 
@@ -79,5 +83,9 @@ def measurement_system(case: Case, *, style: str = "medsim", hinted: bool = Fals
         "measurement_agentclinic" if style == "agentclinic" else "measurement",
         demographics=case.demographics,
         exam=format_facts(case.exam, indent="- ") or "- none recorded",
-        tests=format_facts(case.tests, indent="- ") or "- none recorded",
+        tests=format_facts(case.records(), indent="- ") or "- none recorded",
     )
+
+
+def vision_system() -> str:
+    return render("vision")

@@ -10,7 +10,11 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from agents.roles import ROLE_DEFAULTS, SPEAKER_LABELS
+from agents.roles import ROLE_DEFAULTS, SPEAKER_LABELS, role_defaults
+
+
+def role_default_backend(role: str) -> str | None:
+    return role_defaults(role).backend
 
 __all__ = ["main", "build_parser", "spec_from_args"]
 
@@ -45,6 +49,9 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
                    help=f"backend of every role that does not name its own: scripted | local | smollm2 | gguf:PATH | "
                         f"openai:BASE_URL (default: {default_llm})")
     m.add_argument("--model", default=None, help="model name of every openai: role that does not name its own")
+    m.add_argument("--vision", dest="vision_llm_alias", default=None,
+                   help="a vision model that reads returned images: gguf:MODEL,PROJECTOR | openai:URL (with "
+                        "--vision-model) | scripted | none (default: none, the doctor gets the report alone)")
     for r in ROLE_FLAGS:
         m.add_argument(f"--{r}-llm", default=None, help=f"backend of the {r} role")
         m.add_argument(f"--{r}-model", default=None, help=f"model name of the {r} role (openai: backends)")
@@ -139,6 +146,8 @@ def _overrides(args: argparse.Namespace, roles: Sequence[str]) -> dict[str, Any]
     for r in ROLE_FLAGS:
         o[f"roles.{r}.backend"] = a.get(f"{r}_llm")
         o[f"roles.{r}.model"] = a.get(f"{r}_model")
+    if a.get("vision_llm_alias"):
+        o["roles.vision.backend"] = a["vision_llm_alias"]
     for flag, key in (("timeout", "timeout_s"), ("retries", "retries"), ("backoff", "backoff_s")):
         if a.get(flag) is not None:
             for r in roles:
@@ -166,7 +175,7 @@ def spec_from_args(args: argparse.Namespace):  # -> RunSpec
     # a role left on the command's default because only some roles were named: say so
     named = [r for r in ROLE_FLAGS if getattr(args, f"{r}_llm", None)]
     if named and not args.llm and "llm" not in raw:
-        left = [r for r in ROLE_FLAGS if r not in named and r not in file_roles]
+        left = [r for r in ROLE_FLAGS if r not in named and r not in file_roles and not role_default_backend(r)]
         if left:
             what = ("the scripted backend, an oracle that plays from the case and its answer key"
                     if args.default_llm == "scripted" else f"the default backend '{args.default_llm}'")
@@ -298,8 +307,9 @@ class _LivePrinter:
     """Prints a consultation as it happens."""
 
     def emit(self, event: Any, **_: Any) -> None:
-        from agents.events import (ConsultationFailed, JudgeDecision, LLMRetry, PrematureDiagnosis, ReplyRejected,
-                                   RouteDecision, TurnLimitReached, Utterance)
+        from agents.events import (ConsultationFailed, ImageError, ImageNotRead, ImageRead, ImageReturned, JudgeDecision,
+                                   LLMRetry, PrematureDiagnosis, ReplyRejected, RouteDecision, TurnLimitReached,
+                                   Utterance)
 
         if isinstance(event, Utterance):
             who = SPEAKER_LABELS.get(event.speaker, event.speaker)
@@ -317,6 +327,14 @@ class _LivePrinter:
                   "the doctor is told to go on)", flush=True)
         elif isinstance(event, TurnLimitReached):
             print(f"     (turn limit {event.max_turns} reached)", flush=True)
+        elif isinstance(event, ImageReturned):
+            print(f"     (image returned: {event.study}, {event.image}, sha256 {(event.sha256 or 'url')[:12]})", flush=True)
+        elif isinstance(event, ImageRead):
+            print(f"     (image read by the vision model: {event.text})", flush=True)
+        elif isinstance(event, ImageNotRead):
+            print(f"     (image not read: {event.reason})", flush=True)
+        elif isinstance(event, ImageError):
+            print(f"     (image error for {event.study}: {event.error})", flush=True)
         elif isinstance(event, JudgeDecision):
             verdict = "CORRECT" if event.correct else "WRONG"
             print(f"\nDiagnosis: {event.diagnosis!s}\nCorrect:   {event.truth}\nJudge ({event.method}): {verdict} - "

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from agents.llm.spec import BackendSpecError, check_backend_spec
-from agents.roles import CONSULTATION_ROLES, ROLE_DEFAULTS, role_defaults
+from agents.roles import CONSULTATION_ROLES, OPTIONAL_ROLES, ROLE_DEFAULTS, role_defaults
 from medsim.toml_out import dumps as toml_dumps
 
 __all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "RunSpec", "load_toml", "set_dotted",
@@ -116,12 +116,14 @@ class RoleSpec:
         path = f"roles.{role}."
         _check_keys(d, set(cls.KEYS), path)
         dflt = role_defaults(role)
-        backend = _str(d, "backend", path, default=llm)
+        backend = _str(d, "backend", path, default=dflt.backend or llm)
         mdl = _str(d, "model", path, default=model, optional=True)
         try:
             check_backend_spec(backend, mdl)
         except BackendSpecError as e:
             raise SpecError(f"{path}backend: {e}") from None
+        if backend == "none" and role not in OPTIONAL_ROLES:
+            raise SpecError(f"{path}backend: 'none' is only for {', '.join(OPTIONAL_ROLES)}")
         if backend == "human" and role not in CONSULTATION_ROLES:
             raise SpecError(f"{path}backend: a person can play {', '.join(CONSULTATION_ROLES)}, not the {role}")
         return cls(

@@ -37,7 +37,9 @@ class _FakeChat(BaseHTTPRequestHandler):
         self.server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         if self.server.delay_s:
             time.sleep(self.server.delay_s)
-        msgs = body["messages"]
+        # images come as content parts: read their text (the request is kept as it came)
+        msgs = [dict(m, content=" ".join(p.get("text", "") for p in m["content"] if p.get("type") == "text"))
+                if isinstance(m["content"], list) else m for m in body["messages"]]
         system = msgs[0]["content"]
         turns = sum(1 for m in msgs if m["role"] == "assistant")
         if system.startswith("You are Dr."):
@@ -47,6 +49,8 @@ class _FakeChat(BaseHTTPRequestHandler):
             text = "RESULTS: normal readings"
         elif "senior physician" in system:
             text = "No."
+        elif "radiologist" in system:
+            text = "An image with a finding."
         else:
             text = "I have felt unwell for two days."
         prompt_tokens = sum(len(m["content"].split()) for m in msgs)

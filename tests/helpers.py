@@ -15,8 +15,9 @@ from agents.scorers import DiagnosisScorer, Transcript, score_case
 
 
 def roles(llm: Any, **over: Any) -> dict[str, Any]:
-    """The same backend for every role, some replaced."""
-    d = {r: llm for r in ROLE_DEFAULTS}
+    """The same backend for every role (but optional ones, like the vision reader, unless
+    given), some replaced."""
+    d = {r: llm for r, dflt in ROLE_DEFAULTS.items() if dflt.backend is None}
     d.update(over)
     return d
 

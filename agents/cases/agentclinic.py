@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.cases.model import Case, CaseRecordError
+from agents.cases.model import Case, CaseRecordError, ImagingStudy
 
 __all__ = ["load_agentclinic_jsonl", "parse_record"]
 
@@ -62,11 +62,12 @@ def parse_record(record: Any, path: str, line: int) -> tuple[Case | None, list[C
     case_id = record.get("id")
     if case_id is not None and (not isinstance(case_id, str) or not case_id.strip()):
         problems.append(("id", "present but not a non-empty string"))
+    imaging = parse_imaging(record.get("imaging"), path, problems)
     if problems:
         return err()
     if not case_id:
         case_id = f"{Path(path).stem}-{line:03d}"
-    known = {"Objective_for_Doctor", "Patient_Actor", "Physical_Examination_Findings",
+    known = {"Objective_for_Doctor", "Patient_Actor", "Physical_Examination_Findings",  # noqa: E501
              "Test_Results", "Correct_Diagnosis"}
     extra = {k: v for k, v in osce.items() if k not in known}
     specialty = record.get("specialty") if isinstance(record.get("specialty"), str) else None
@@ -83,7 +84,38 @@ def parse_record(record: Any, path: str, line: int) -> tuple[Case | None, list[C
         source=f"{path}:{line}",
         specialty=specialty,
         extra=extra,
+        imaging=imaging,
     ), []
+
+
+def parse_imaging(value: Any, path: str, problems: list[tuple[str, str]]) -> tuple[ImagingStudy, ...]:
+    """A record's ``imaging`` list: [{test, modality, body_part, image, report}]; the image
+    path is resolved against the case file's folder (a URL is kept)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        problems.append(("imaging", "not a list of studies"))
+        return ()
+    out = []
+    base = Path(path).parent
+    for i, st in enumerate(value):
+        where = f"imaging[{i}]"
+        if not isinstance(st, dict):
+            problems.append((where, "not an object"))
+            continue
+        vals = {}
+        for key in ("test", "modality", "image", "report"):
+            v = st.get(key)
+            if not isinstance(v, str) or not v.strip():
+                problems.append((f"{where}.{key}", "missing or not a non-empty string"))
+            vals[key] = v.strip() if isinstance(v, str) else ""
+        body = st.get("body_part", "")
+        img = vals["image"]
+        if img and not img.startswith(("http://", "https://")):
+            img = str((base / img).resolve()) if not Path(img).is_absolute() else img
+        out.append(ImagingStudy(vals["test"], vals["modality"], body if isinstance(body, str) else "", img,
+                                vals["report"]))
+    return tuple(out)
 
 
 def load_agentclinic_jsonl(path: str | Path) -> tuple[list[Case], list[CaseRecordError]]:

@@ -5,7 +5,23 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Case", "CaseRecordError", "CaseSetError", "flatten", "format_facts"]
+__all__ = ["Case", "ImagingStudy", "CaseRecordError", "CaseSetError", "flatten", "format_facts"]
+
+
+@dataclass(frozen=True)
+class ImagingStudy:
+    """An image a case holds: what it is, the file (a path, resolved against the case file's
+    folder, or a URL) and its report. ``test`` names the order it answers ("Chest X-ray")."""
+
+    test: str
+    modality: str  # X-ray | CT | MRI | ultrasound | ECG | photo | ...
+    body_part: str
+    image: str
+    report: str
+
+    @property
+    def is_url(self) -> bool:
+        return self.image.startswith(("http://", "https://"))
 
 
 @dataclass(frozen=True)
@@ -24,9 +40,19 @@ class Case:
     source: str  # "file:line" it was read from
     specialty: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    imaging: tuple[ImagingStudy, ...] = ()  # images the technician can return with their reports
 
     def test_names(self) -> list[str]:
-        return list(self.tests)
+        return list(self.tests) + [s.test for s in self.imaging if s.test not in self.tests]
+
+    def records(self) -> dict[str, Any]:
+        """The technician's records: test results, plus each imaging study's report (an
+        order for the study returns its report and its image)."""
+        out = dict(self.tests)
+        for s in self.imaging:
+            key = s.test if s.test not in out else f"{s.test} ({s.modality})"
+            out[key] = {"Report": s.report}
+        return out
 
 
 @dataclass(frozen=True)

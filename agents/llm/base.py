@@ -4,16 +4,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
-__all__ = ["Message", "GenerateParams", "Output", "CallContext", "LLM", "LLMError"]
+__all__ = ["Message", "GenerateParams", "Output", "CallContext", "LLM", "LLMError", "chat_message", "text_message"]
 
 
 @dataclass(frozen=True)
 class Message:
     role: str  # "system" | "user" | "assistant"
     content: str
+    images: tuple[str, ...] = ()  # image files (or URLs) shown with the text, for backends that can
 
     def to_dict(self) -> dict:
-        return {"role": self.role, "content": self.content}
+        d = {"role": self.role, "content": self.content}
+        if self.images:
+            d["images"] = list(self.images)
+        return d
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class Output:
     completion_tokens: int = 0
     latency_s: float = 0.0
     finish_reason: str = "stop"
+    note: str = ""  # what the backend could not do (e.g. images it cannot send: the text went alone)
 
 
 class LLMError(RuntimeError):
@@ -69,3 +74,31 @@ class LLM(Protocol):
     def generate(
         self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext
     ) -> Output: ...
+
+
+_MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+
+
+def text_message(m: Message) -> dict:
+    """A chat message as text alone (for backends that cannot show images)."""
+    return {"role": m.role, "content": m.content}
+
+
+def chat_message(m: Message) -> dict:
+    """A chat message in the OpenAI content-parts form: text, then each image as an
+    ``image_url`` (a local file as a base64 data URI, a URL as it is)."""
+    if not m.images:
+        return text_message(m)
+    import base64
+    from pathlib import Path
+
+    parts: list[dict] = [{"type": "text", "text": m.content}]
+    for img in m.images:
+        if img.startswith(("http://", "https://", "data:")):
+            url = img
+        else:
+            p = Path(img)
+            mime = _MIME.get(p.suffix.lower(), "application/octet-stream")
+            url = f"data:{mime};base64,{base64.b64encode(p.read_bytes()).decode('ascii')}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return {"role": m.role, "content": parts}

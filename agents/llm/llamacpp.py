@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
+from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
 __all__ = ["LlamaPool", "LlamaCppLLM"]
 
@@ -40,7 +40,7 @@ class LlamaPool:
         with self._guard:
             return self._locks.setdefault(path, threading.Lock())
 
-    def context(self, path: str, slot: str, seed: int) -> Any:
+    def context(self, path: str, slot: str, seed: int, projector: str | None = None) -> Any:
         key = (path, slot)
         with self._guard:
             ctx = self._contexts.get(key)
@@ -52,9 +52,17 @@ class LlamaPool:
             raise LLMError(f"llama-cpp-python is not installed: {e}", backend="llama.cpp", transient=False) from e
         if not Path(path).is_file():
             raise LLMError(f"model file not found: {path}", backend="llama.cpp", transient=False)
+        handler = None
+        if projector is not None:  # a multimodal model: its projector reads the images
+            if not Path(projector).is_file():
+                raise LLMError(f"projector file not found: {projector}", backend="llama.cpp", transient=False)
+            from llama_cpp.llama_chat_format import Llava15ChatHandler
+
+            handler = Llava15ChatHandler(clip_model_path=projector, verbose=False)
         try:
             llm = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads,
-                        n_batch=self.n_batch, seed=seed, verbose=False)
+                        n_batch=self.n_batch, seed=seed, verbose=False,
+                        **({"chat_handler": handler} if handler is not None else {}))
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
         with self._guard:
@@ -127,10 +135,14 @@ class LlamaCppLLM:
     cannot interrupt, so a call with a long new prompt may overrun ``timeout_s`` by that
     evaluation's time before the first check."""
 
-    def __init__(self, path: str | Path, pool: LlamaPool, *, label: str | None = None, context: str = "per_role"):
+    def __init__(self, path: str | Path, pool: LlamaPool, *, label: str | None = None, context: str = "per_role",
+                 projector: str | Path | None = None):
         if context not in ("per_role", "swap", "shared"):
             raise ValueError(f"context must be per_role, swap or shared, got {context!r}")
         self.path = str(Path(path).expanduser().resolve())
+        # a multimodal model's projector (llama.cpp's Llava-style chat handler); without one,
+        # images in a message are dropped and the call's note says so
+        self.projector = str(Path(projector).expanduser().resolve()) if projector else None
         self.pool = pool
         self.name = label or f"gguf:{Path(self.path).name}"
         self.context = context
@@ -152,7 +164,7 @@ class LlamaCppLLM:
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
         slot = ctx.role if self.context == "per_role" else "one"
         with self.pool.lock_for(self.path):
-            llm = self.pool.context(self.path, slot, params.seed)
+            llm = self.pool.context(self.path, slot, params.seed, self.projector)
             if self.context == "swap":
                 self._swap_to(llm, ctx.role)
             before = list(llm._input_ids)
@@ -161,7 +173,7 @@ class LlamaCppLLM:
             try:
                 with _stopping_at(llm, deadline):
                     r = llm.create_chat_completion(
-                        messages=[m.to_dict() for m in messages],
+                        messages=[chat_message(m) if self.projector else text_message(m) for m in messages],
                         temperature=params.temperature,
                         max_tokens=params.max_tokens,
                         stop=list(params.stop) or None,
@@ -195,4 +207,6 @@ class LlamaCppLLM:
             completion_tokens=int(usage.get("completion_tokens", 0)),
             latency_s=latency,
             finish_reason=choice.get("finish_reason") or "stop",
+            note=("" if self.projector or not any(m.images for m in messages)
+                  else "this model has no image projector: the images were not sent, the text went alone"),
         )

@@ -32,7 +32,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
+from agents.llm.base import chat_message, CallContext, GenerateParams, LLMError, Message, Output
 
 __all__ = ["API_KEY_ENV", "OpenAICompatLLM", "check_server"]
 
@@ -389,7 +389,7 @@ class OpenAICompatLLM:
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [m.to_dict() for m in messages],
+            "messages": [chat_message(m) for m in messages],  # images as content parts
             "temperature": params.temperature,
             "max_tokens": params.max_tokens,
             "seed": params.seed,

@@ -165,6 +165,11 @@ class ScriptedLLM:
             return self._output(self._judge(ctx.case_id, messages[-1].content), messages)
         if ctx.role == "reflector":
             return self._output(self._reflect(self._case(ctx)), messages)
+        if ctx.role == "vision":  # reads an image: says what its study's report says (an oracle)
+            case = self._case(ctx)
+            shown = messages[-1].images if messages else ()
+            st = next((s for s in case.imaging if s.image in shown), None)
+            return self._output(f"The image shows: {st.report}" if st else "I cannot see an image.", messages)
         case = self._case(ctx)
         last = messages[-1].content if messages else ""
         if ctx.role == "doctor" and params.response_schema:

@@ -52,7 +52,12 @@ def check_backend_spec(spec: str, model: str | None) -> None:
     """Raise :class:`BackendSpecError` for a spec that cannot name a backend. Checks the
     form only (a gguf file's existence and a server's liveness are checked when the run
     is assembled)."""
-    if spec in ("scripted", "local", "smollm2", "human"):
+    if spec in ("scripted", "local", "smollm2", "human", "none"):
+        return
+    if spec.startswith("gguf:") and "," in spec:  # a multimodal model and its projector
+        model, _, proj = spec[len("gguf:"):].partition(",")
+        if not model.strip() or not proj.strip():
+            raise BackendSpecError("gguf:MODEL,PROJECTOR needs both files")
         return
     if spec.startswith("gguf:"):
         if not spec[len("gguf:"):].strip():
@@ -88,10 +93,15 @@ def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], se
         return ScriptedLLM(cases, seed=seed)
     if spec == "human":
         return NoModel()
+    if spec == "none":
+        return NoModel("none")
     if spec == "local":
         return LlamaCppLLM(embedded_model_path(), pool, label=f"local:{EMBEDDED.name}")
     if spec == "smollm2":
         return LlamaCppLLM(smollm2_path(), pool, label="smollm2-135m-instruct")
+    if spec.startswith("gguf:") and "," in spec:
+        model, _, proj = spec[len("gguf:"):].partition(",")
+        return LlamaCppLLM(model.strip(), pool, projector=proj.strip())
     if spec.startswith("gguf:"):
         return LlamaCppLLM(spec[len("gguf:"):], pool)
     assert spec.startswith("openai:") and model

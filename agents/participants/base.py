@@ -25,6 +25,7 @@ class Observation:
     order: str | None = None  # the technician: the examination or test that was ordered
     records: tuple[tuple[str, str], ...] = ()  # the technician: case records matching the order
     may_diagnose: bool = True  # the doctor: a diagnosis now would be accepted (minimum gathering met)
+    images: tuple[str, ...] = ()  # images shown with the text (a vision reader's study)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from agents.llm.calls import RetryPolicy
 from agents.participants.base import Participant
 from agents.participants.llm import LLMDoctor, LLMParticipant
 from agents.participants.wrappers import Guarded, Hinted, ignored_records, names_a_condition
-from agents.roles import CONSULTATION_ROLES, doctor_system, measurement_system, patient_system, role_defaults
+from agents.roles import (CONSULTATION_ROLES, doctor_system, measurement_system, patient_system, role_defaults,
+                          vision_system)
 
 __all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params"]
 
@@ -72,6 +73,9 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
     patient = make("patient", patient_system(case, style=style))
     tech = make("measurement", measurement_system(case, style=style, hinted=cfg.measurement_hints))
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient, "measurement": tech}
+    vision = llms.get("vision")
+    if vision is not None and getattr(vision, "name", "") not in ("none", "human"):
+        cast["vision"] = make("vision", vision_system())  # reads returned images for the doctor
     if cfg.guard_retries is not None:
         cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),))
         cast["patient"] = Guarded(patient, retries=cfg.guard_retries)

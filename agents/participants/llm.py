@@ -37,7 +37,7 @@ class LLMParticipant:
     def draft(self, obs: Observation, message: str, params: GenerateParams) -> str:
         """One logged model call on the conversation so far plus ``message``; the
         history is not changed."""
-        messages = [Message("system", self.system), *self.history, Message("user", message)]
+        messages = [Message("system", self.system), *self.history, Message("user", message, images=obs.images)]
         out = generate_logged(self.llm, messages, params, CallContext(self.role, self.case_id, obs.turn),
                               self.sink, self.policy)
         return out.text
