@@ -9,7 +9,8 @@ from medsim.spec import RunSpec, SpecError, build_spec
 
 def test_defaults_resolve_every_role_and_no_auto_value():
     s = build_spec(None, {})
-    assert set(s.roles) == {"doctor", "patient", "measurement", "judge", "reflector"}
+    assert set(s.roles) == {"doctor", "patient", "measurement", "judge", "reflector", "vision"}
+    assert s.roles["vision"].backend == "none"  # no vision model unless one is configured
     assert s.protocol.doctor_mode == "structured" and s.protocol.min_gathering == 3 and s.protocol.guards
     assert s.roles["doctor"].max_tokens == 120 and s.roles["judge"].temperature == 0.0
     assert "auto" not in s.to_toml()
