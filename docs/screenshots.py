@@ -96,7 +96,33 @@ def main() -> None:
         player.close()
         runner.close()
         pygame.quit()
+    imaging_viewer(args.out)
     print(f"screenshots in {args.out}")
+
+
+def imaging_viewer(out: Path) -> None:
+    """An imaging case: the technician has returned the chest film; V opens the viewer."""
+    from game.runner import InlineRunner
+    from game.view.screens import ImageViewer
+
+    pygame.init()
+    screen = pygame.display.set_mode((1280, 720))
+    try:
+        spec = build_spec(None, {"cases": "imaging", "world.doctors": 1, "world.patients": 1,
+                                 "world.arrival_interval_s": 1.0})
+        world = build_shift(spec, runner=InlineRunner(), log=None, pool=LlamaPool())
+        ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+        ui.speed_i = 3
+        until(ui, screen, lambda: any(n.kind == "image" for n in world.notices))
+        ui.select(world.encounters[0].doctor.id)
+        frames(ui, screen, 3)
+        pygame.image.save(screen, str(out / "imaging-popup.png"))
+        post_key(pygame.K_v)
+        frames(ui, screen, 2)
+        assert isinstance(ui.stack.top, ImageViewer)
+        pygame.image.save(screen, str(out / "imaging-viewer.png"))
+    finally:
+        pygame.quit()
 
 
 if __name__ == "__main__":

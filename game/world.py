@@ -86,10 +86,11 @@ class Notice:
     """A popup for the view: a test result or a final diagnosis."""
 
     t: float
-    kind: str  # test_result | diagnosis
+    kind: str  # test_result | diagnosis | image
     case_id: str
     title: str
     text: str
+    image: str | None = None  # an imaging study's image (path), shown beside its report
 
 
 class _CaseSink:
@@ -109,6 +110,12 @@ class _CaseSink:
             self.utterances.append(event)
         elif event.type == "memory_retrieved":
             self.recalled = list(event.hits)  # type: ignore[attr-defined]
+        elif event.type == "image_returned":
+            enc = next((e for e in self.world.encounters if e.case.id == self.case_id), None)
+            st = next((x for x in enc.case.imaging if x.test == event.study), None) if enc else None  # type: ignore[attr-defined]
+            if st is not None and not st.is_url:
+                self.world.images.append(Notice(self.world.t, "image", self.case_id, f"{st.test}: {st.body_part or st.modality}",
+                                                st.report, st.image))
         elif event.type == "panel_vote":
             self.panel += [f"Doctor {v['member']}: {v['diagnosis'] or '(no vote)'}" for v in event.votes]  # type: ignore[attr-defined]
             self.panel.append(("Tie: the chair decides " if event.tie else "The panel agrees: ")  # type: ignore[attr-defined]
@@ -190,6 +197,7 @@ class World:
         self.actors: dict[str, Actor] = {}
         self.encounters: list[Encounter] = []
         self.notices: list[Notice] = []
+        self.images: list[Notice] = []  # images returned (model threads add them; the step publishes them)
         self.finished: list[dict[str, Any]] = []  # results rows, as the bench writes them
         self._arrivals = 0
         self._looks: dict[tuple[str | None, str | None], int] = {}
@@ -377,6 +385,9 @@ class World:
         if self.done:
             return
         self.t += dt
+        while self.images:  # images a model thread returned: popups now, on the world's clock
+            n = self.images.pop(0)
+            self.notices.append(Notice(self.t, n.kind, n.case_id, n.title, n.text, n.image))
         self._arrive_patients()
         self._move_actors(dt)
         for enc in list(self.encounters):

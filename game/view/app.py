@@ -2,6 +2,7 @@
 pause and speed. Reads the world; never changes it (beyond stepping it)."""
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
@@ -12,7 +13,8 @@ import pygame
 from game.catalogue import test_menu
 from game.view.camera import Camera
 from game.view.render import ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble, wrap
-from game.view.screens import EndOfShiftScreen, HelpScreen, MenuItem, MenuScreen, Screen, ScreenStack, TextBox
+from game.view.screens import (EndOfShiftScreen, HelpScreen, ImageViewer, MenuItem, MenuScreen, Screen, ScreenStack,
+                               TextBox, as_rgb)
 from game.world import World
 
 __all__ = ["SimulationScreen", "run_window", "present"]
@@ -45,6 +47,7 @@ KEYS = (
     ("Watching", (("Space", "pause / go on"), ("1 2 3 4", "speed 1x 2x 4x 8x"), ("Arrows / WASD", "pan"),
                   ("+ / - / wheel", "zoom"), ("Z", "the whole map / every room"), ("M / N", "minimap / name tags"), ("Click / Tab", "select an agent (and follow it)"),
                   ("F", "follow the selected agent or not"), ("PgUp / PgDn", "scroll the dialogue"),
+                  ("V", "view the latest image (X-ray, CT, ECG, photo) beside its report"),
                   ("Esc", "deselect; Esc again or Q quits"))),
     ("Playing", (("T", "take over the selected agent (doctor, patient or technician)"),
                  ("Arrows / WASD", "walk your agent (on your turn, or when it has nothing to do)"),
@@ -155,6 +158,9 @@ class SimulationScreen(Screen):
                 self.scroll += 5
             elif k == pygame.K_PAGEDOWN:
                 self.scroll = max(0, self.scroll - 5)
+        elif ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1 and any(
+                r.collidepoint(ev.pos) for r in getattr(self, "_panel_links", [])):
+            self.open_image()
         elif ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1:
             if ev.pos[0] < self.cam.view_w and ev.pos[1] > HUD_H:
                 if not self._minimap_click(ev.pos[0], ev.pos[1] - HUD_H):
@@ -237,7 +243,24 @@ class SimulationScreen(Screen):
             return self.world.actor_for(req.case_id, "doctor")
         return None
 
+    def latest_image(self) -> Any:
+        """The newest image of the consultation in the panel (else of any)."""
+        enc = getattr(self, "_panel_enc", None)
+        imgs = [n for n in self.world.notices if n.kind == "image" and (enc is None or n.case_id == enc.case.id)]
+        return imgs[-1] if imgs else None
+
+    def open_image(self, notice: Any = None) -> bool:
+        n = notice or self.latest_image()
+        if n is None or not n.image:
+            self.say_to_player("No image yet (an X-ray, CT or photo opens here once it is taken)")
+            return False
+        self.stack.push(ImageViewer(self.stack, self.text, n.title, n.text, n.image))
+        return True
+
     def _player_key(self, k: int) -> bool:
+        if k == pygame.K_v:
+            self.open_image()
+            return True
         if self.world.controlled and k in self._DIRS:
             self._walk(self._DIRS[k])
             return True
@@ -357,6 +380,7 @@ class SimulationScreen(Screen):
         screen.fill((18, 20, 26), view_rect)
         view = screen.subsurface(view_rect)
         self._draw_map(view)
+        self._draw_scanners(view)
         self._draw_actors(view)
         self._draw_popups(view)
         self._draw_selected_info(view)
@@ -393,7 +417,8 @@ class SimulationScreen(Screen):
         x0, y0 = self.cam.to_world(0, 0)
         x1, y1 = self.cam.to_world(self.cam.view_w, self.cam.view_h)
         bx0, by0, bx1, by1 = self.building
-        return x0 <= bx0 + 1 and y0 <= by0 + 1 and x1 >= bx1 - 1 and y1 >= by1 - 1
+        slack = self.ts  # a tile: the rooms' walls may touch the edge
+        return x0 <= bx0 + slack and y0 <= by0 + slack and x1 >= bx1 - slack and y1 >= by1 - slack
 
     def _minimap_click(self, sx: int, sy: int) -> bool:
         if not self.show_minimap or self._all_in_view():
@@ -504,15 +529,54 @@ class SimulationScreen(Screen):
         recent = [n for n in self.world.notices if self.world.t - n.t < 8.0][-3:]
         y = view.get_height() - 10
         for n in reversed(recent):
-            lines = wrap(n.text, 56, 3)
-            h = 26 + 18 * len(lines)
+            lines = wrap(n.text, 56 if not n.image else 40, 3)
+            h = max(26 + 18 * len(lines), 96 if n.image else 0)
             rect = pygame.Rect(10, y - h, 440, h)
             colour = (110, 200, 120) if "correct" in n.title else (230, 120, 100) if n.kind == "diagnosis" else (120, 170, 240)
             draw_box(view, rect, PAPER, colour, radius=8, alpha=235)
-            view.blit(self.text.render(n.title, 20, INK), (rect.x + 10, rect.y + 6))
+            x_text = rect.x + 10
+            if n.image:
+                thumb = self._thumb(n.image)
+                if thumb is not None:
+                    view.blit(thumb, (rect.x + 6, rect.y + (h - thumb.get_height()) // 2))
+                    x_text = rect.x + 14 + thumb.get_width()
+            view.blit(self.text.render(n.title[:44], 20, INK), (x_text, rect.y + 6))
             for i, line in enumerate(lines):
-                view.blit(self.text.render(line, 18, (60, 60, 70)), (rect.x + 10, rect.y + 26 + i * 18))
+                view.blit(self.text.render(line, 18, (60, 60, 70)), (x_text, rect.y + 26 + i * 18))
+            if n.image:
+                view.blit(self.text.render("V: view the image", 16, (40, 80, 150)), (x_text, rect.bottom - 20))
             y -= h + 8
+
+    def _thumb(self, path: str) -> Any:
+        cache = self.__dict__.setdefault("_thumbs", {})
+        if path not in cache:
+            try:
+                img = as_rgb(pygame.image.load(path))
+                k = 84 / max(img.get_size())
+                cache[path] = pygame.transform.smoothscale(img, (max(1, int(img.get_width() * k)),
+                                                                 max(1, int(img.get_height() * k))))
+            except (pygame.error, OSError):
+                cache[path] = None
+        return cache[path]
+
+    def _draw_scanners(self, view: pygame.Surface) -> None:
+        """A machine at work glows: the X-ray, CT/MRI or ECG at a test being done."""
+        machines = {"xray_station": "xray_machine", "ct_station": "ct_scanner", "ecg_station": "ecg_machine",
+                    "lab_station": "lab_bench"}
+        for e in self.world.encounters:
+            if e.phase.value != "at_test" or not e.test_station:
+                continue
+            name = machines.get(e.test_station)
+            if name is None or name not in self.world.map.points:
+                continue
+            tile = self.world.map.point(name).tile
+            sx, sy = self.cam.to_screen((tile.x + 0.5) * self.ts, (tile.y + 0.5) * self.ts)
+            pulse = 0.5 + 0.5 * math.sin(time.monotonic() * 6)
+            r = int(self.ts * self.cam.zoom * (0.9 + 0.3 * pulse))
+            glow = pygame.Surface((2 * r, 2 * r), pygame.SRCALPHA)
+            pygame.draw.circle(glow, (120, 220, 255, int(60 + 80 * pulse)), (r, r), r)
+            pygame.draw.circle(glow, (200, 245, 255, 200), (r, r), r, 2)
+            view.blit(glow, (sx - r, sy - r))
 
     def _draw_selected_info(self, view: pygame.Surface) -> None:
         a = self.world.actors.get(self.selected) if self.selected else None
@@ -555,8 +619,15 @@ class SimulationScreen(Screen):
             return "Dialogue", []
         who = {"doctor": "Doctor", "patient": "Patient", "measurement": "Technician"}
         self._panel_enc = enc
-        return (f"{enc.case.id}: {enc.case.demographics}",
-                [(u.speaker, f"{who.get(u.speaker, u.speaker)}: {u.text}") for u in enc.sink.utterances])
+        studies = {st.test: st for st in enc.case.imaging}
+        shown = {n.title.split(":")[0] for n in self.world.notices if n.kind == "image" and n.case_id == enc.case.id}
+        items = []
+        for u in enc.sink.utterances:
+            line = f"{who.get(u.speaker, u.speaker)}: {u.text}"
+            if u.speaker == "measurement" and any(t in shown and t in u.text for t in studies):
+                line += "  [image: click or V]"
+            items.append((u.speaker, line))
+        return f"{enc.case.id}: {enc.case.demographics}", items
 
     def _panel_header(self) -> tuple[str, str, tuple[int, int, int]]:
         """The room, the doctor and the verdict of the consultation in the panel."""
@@ -589,7 +660,8 @@ class SimulationScreen(Screen):
     def _draw_panel(self, screen: pygame.Surface) -> None:
         self._panel_enc = None
         title, items = self._dialogue()
-        key = (title, len(items), items[-1] if items else None, self.scroll, self._panel_header(), screen.get_size())
+        key = (title, len(items), items[-1] if items else None, self.scroll, self._panel_header(), screen.get_size(),
+               sum(1 for n in self.world.notices if n.kind == "image"))
         self._panel_drawn = key != getattr(self, "_panel_key", None)
         if not self._panel_drawn:
             return  # the same text: what is on screen stays (see dirty_rects)
@@ -608,8 +680,11 @@ class SimulationScreen(Screen):
                 screen.blit(self.text.render(line, 18, vcol), (x0 + 12, top + 18 * i))
             top += 18 * len(wrap(verdict, 44, 2)) + 6
         lines: list[tuple[str, str]] = []
+        linked: set[int] = set()  # the lines of an item that links an image
         for speaker, text in items:
             for i, line in enumerate(wrap(text, 46)):
+                if text.endswith("[image: click or V]"):
+                    linked.add(len(lines))
                 lines.append((speaker if i == 0 else "", line))
             lines.append(("", ""))
         per = 18
@@ -617,8 +692,12 @@ class SimulationScreen(Screen):
         end = max(0, len(lines) - self.scroll)
         start = max(0, end - room)
         y = top
-        for speaker, line in lines[start:end]:
+        self._panel_links = []
+        for j, (speaker, line) in enumerate(lines[start:end], start=start):
             colour = ACCENT.get(speaker, PANEL_TEXT) if speaker else PANEL_TEXT
+            if j in linked:
+                colour = (255, 220, 120)
+                self._panel_links.append(pygame.Rect(x0, y, PANEL_W, per))
             screen.blit(self.text.render(line, 18, colour), (x0 + 12, y))
             y += per
 

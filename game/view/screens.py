@@ -10,7 +10,8 @@ import pygame
 
 from game.view.render import INK, PAPER, TextCache, draw_box, wrap
 
-__all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "EndOfShiftScreen", "MAX_TEXT"]
+__all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "EndOfShiftScreen",
+           "ImageViewer", "as_rgb", "MAX_TEXT"]
 
 MAX_TEXT = 500
 
@@ -332,3 +333,50 @@ class EndOfShiftScreen(Screen):
                 screen.blit(self.text.render(cell, 19, col), (rect.x + 16 + x, rect.y + 44 + 21 * i))
         screen.blit(self.text.render("Enter: back to the hospital   Q: quit", 17, (110, 110, 120)),
                     (rect.x + 16, rect.bottom - 24))
+
+
+def as_rgb(img: pygame.Surface) -> pygame.Surface:
+    """A 24-bit copy of an 8-bit (greyscale, palette) image, so it can be smoothly scaled."""
+    if img.get_bitsize() >= 24:
+        return img
+    out = pygame.Surface(img.get_size(), 0, 24)
+    out.blit(img, (0, 0))
+    return out
+
+
+class ImageViewer(Screen):
+    """An imaging study's image beside its report. Esc, Enter or V closes it."""
+
+    modal = True
+
+    def __init__(self, stack: ScreenStack, text: TextCache, title: str, report: str, image: str):
+        self.stack, self.text, self.title, self.report = stack, text, title, report
+        self.image = image
+        try:
+            self.surface = as_rgb(pygame.image.load(image))
+            self.error = ""
+        except (pygame.error, FileNotFoundError, OSError) as e:
+            self.surface, self.error = None, f"cannot show {image}: {e}"
+
+    def handle(self, ev: pygame.event.Event) -> bool:
+        if ev.type == pygame.KEYDOWN and ev.key in (pygame.K_ESCAPE, pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_v):
+            self.stack.remove(self)
+        return True
+
+    def draw(self, screen: pygame.Surface) -> None:
+        rect = pygame.Rect(40, 60, min(1100, screen.get_width() - 80), min(560, screen.get_height() - 100))
+        draw_box(screen, rect, (20, 22, 28), (255, 200, 60), radius=10, alpha=250)
+        screen.blit(self.text.render(self.title, 23, (255, 255, 255)), (rect.x + 14, rect.y + 10))
+        box = pygame.Rect(rect.x + 14, rect.y + 40, int(rect.width * 0.55), rect.height - 70)
+        if self.surface is not None:
+            w, h = self.surface.get_size()
+            k = min(box.width / w, box.height / h)
+            img = pygame.transform.smoothscale(self.surface, (max(1, int(w * k)), max(1, int(h * k))))
+            screen.blit(img, (box.x + (box.width - img.get_width()) // 2, box.y + (box.height - img.get_height()) // 2))
+        else:
+            screen.blit(self.text.render(self.error[:80], 18, (240, 150, 90)), (box.x, box.y))
+        x = box.right + 16
+        screen.blit(self.text.render("Report", 21, (255, 220, 120)), (x, box.y))
+        for i, line in enumerate(wrap(self.report, 40, 20)):
+            screen.blit(self.text.render(line, 19, (230, 232, 238)), (x, box.y + 28 + 20 * i))
+        screen.blit(self.text.render("Esc: close", 17, (160, 160, 170)), (rect.x + 14, rect.bottom - 24))

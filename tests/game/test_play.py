@@ -298,3 +298,47 @@ def test_walking_with_the_keys_collides_and_talking_needs_the_patient_near(hospi
     key(pygame.K_RETURN)
     frame(ui, screen)
     assert isinstance(ui.stack.top, TextBox)
+
+
+def test_the_image_viewer_opens_beside_the_report(tmp_path):
+    """An imaging shift: when the technician returns an X-ray, a popup shows it, the
+    panel's line links it, V opens the viewer (headless screenshot)."""
+    from game.runner import InlineRunner
+    from game.view.screens import ImageViewer
+
+    pygame.init()
+    screen = pygame.display.set_mode((1280, 720))
+    try:
+        spec = build_spec(None, {"cases": "imaging", "world.doctors": 1, "world.patients": 1,
+                                 "world.arrival_interval_s": 1.0})
+        world = build_shift(spec, runner=InlineRunner(), log=None, pool=LlamaPool())
+        ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+        ui.speed_i = 3
+        saw_scanner = False
+        deadline = time.time() + 60
+        while not [n for n in world.notices if n.kind == "image"] and time.time() < deadline:
+            frame(ui, screen)
+            saw_scanner |= any(e.phase.value == "at_test" and e.test_station in ("xray_station", "ct_station")
+                               for e in world.encounters)
+        notice = [n for n in world.notices if n.kind == "image"][0]
+        assert notice.image.endswith(".png") and notice.text
+        frame(ui, screen, 2)
+        ui.select(world.encounters[0].doctor.id)
+        frame(ui, screen, 2)
+        assert any("[image: click or V]" in line for _, line in ui._dialogue()[1])
+        assert ui._panel_links  # the panel line links the image
+        before = pygame.image.tostring(screen, "RGB")
+        key(pygame.K_v)
+        frame(ui, screen, 2)
+        viewer = ui.stack.top
+        assert isinstance(viewer, ImageViewer) and viewer.surface is not None and viewer.report == notice.text
+        assert pygame.image.tostring(screen, "RGB") != before
+        shot = tmp_path / "viewer.png"
+        pygame.image.save(screen, str(shot))
+        assert shot.stat().st_size > 10000
+        assert saw_scanner or notice.title.startswith(("12-lead ECG", "Skin photograph"))
+        key(pygame.K_ESCAPE)
+        frame(ui, screen)
+        assert ui.stack.top is ui
+    finally:
+        pygame.quit()
