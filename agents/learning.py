@@ -14,6 +14,7 @@ are not the benchmark's (a learning split, or a run that says it learns online).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
@@ -35,6 +36,18 @@ INSIGHT_SCHEMA = {
     "required": ["insight"],
     "additionalProperties": False,
 }
+
+
+def returned_images(events: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The image files the technician returned in a consultation (local files that are
+    still there, each once, in order; a URL is not fetched)."""
+    out: list[str] = []
+    for e in events:
+        if e.get("type") == "image_returned":
+            path = str(e.get("image") or "")
+            if path and not path.startswith(("http://", "https://")) and Path(path).is_file() and path not in out:
+                out.append(path)
+    return tuple(out)
 
 
 @dataclass
@@ -61,9 +74,10 @@ class Learner:
             return MemoryLearned("nothing", None, None, f"not learned from: consultation {t.status}, not scored")
         summary = summary_from_events(case, t.events)
         key = case_key(case)
+        images = returned_images(t.events)
         if verdict is True:
             rid = self.memory.remember("records", case_id=case.id, case_key=key, text=summary,
-                                       diagnosis=case.diagnosis, tests=t.tests_requested,
+                                       diagnosis=case.diagnosis, tests=t.tests_requested, images=images,
                                        meta={"doctor_said": t.diagnosis, "source": case.source})
             return MemoryLearned("filed", "records", rid, "diagnosed correctly: filed in the records buffer")
         try:
@@ -77,7 +91,7 @@ class Learner:
         if not correct:
             return MemoryLearned("nothing", None, None, "the second attempt with the insight was still wrong")
         rid = self.memory.remember("experience", case_id=case.id, case_key=key, text=summary, insight=insight,
-                                   tests=t.tests_requested, meta={"first": t.diagnosis, "second": second})
+                                   tests=t.tests_requested, images=images, meta={"first": t.diagnosis, "second": second})
         return MemoryLearned("insight_stored", "experience", rid,
                              "the insight turned a wrong diagnosis into a right one: stored")
 

@@ -47,7 +47,11 @@ class Recall(Protocol):
 
 class Memorise(Protocol):
     def remember(self, buffer: str, *, case_id: str, case_key: str, text: str, diagnosis: str | None = None,
-                 tests: Sequence[str] = (), insight: str | None = None, meta: dict | None = None) -> int: ...
+                 tests: Sequence[str] = (), insight: str | None = None, images: Sequence[str] = (),
+                 meta: dict | None = None) -> int:
+        """File one record; ``images`` are the study files the consultation returned (a CLIP
+        memory embeds them with the text)."""
+        ...
 
     def has_case(self, case_key: str) -> bool: ...
 

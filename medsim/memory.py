@@ -48,12 +48,13 @@ class StoreMemory:
 
     # -- Memorise --------------------------------------------------------------------
     def remember(self, buffer: str, *, case_id: str, case_key: str, text: str, diagnosis: str | None = None,
-                 tests: Sequence[str] = (), insight: str | None = None, meta: dict | None = None) -> int:
+                 tests: Sequence[str] = (), insight: str | None = None, images: Sequence[str] = (),
+                 meta: dict | None = None) -> int:
         if self.read_only:
             raise RuntimeError("this memory is frozen: nothing is learned")
         with self._lock:
             return self.store.add(buffer, case_id=case_id, case_key=case_key, text=text, diagnosis=diagnosis,
-                                  tests=tuple(tests), insight=insight, meta=meta or {})
+                                  tests=tuple(tests), insight=insight, images=tuple(images), meta=meta or {})
 
     def has_case(self, case_key: str) -> bool:
         return self.store.has_case(case_key)

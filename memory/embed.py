@@ -64,6 +64,7 @@ class Embedder(Protocol):
     name: str  # e.g. "minilm:all-MiniLM-L6-v2", "clip:ViT-B-32@/path/ckpt.pt", "hash:256"
     dim: int
     text_strategy: str  # how long text is embedded
+    embeds_images: bool  # True: embed_images works and records with images embed them too
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (n, dim), rows L2-normalised; [] -> (0, dim)."""
@@ -105,6 +106,16 @@ def _pool_chunks(chunk_vecs: np.ndarray, owners: Sequence[int], weights: Sequenc
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset("""a an and are as at be been but by for from has have he her his i in is it its of on or
 she that the their them they this to was were which with you your""".split())
+
+
+def with_images(text_vec: np.ndarray, image_vecs: np.ndarray) -> np.ndarray:
+    """One record's vector from its text and its images (CLIP puts both in one space):
+    the unit text vector plus the mean of the unit image vectors, normalised again, so
+    text and images weigh the same and a text query still finds the record."""
+    v = np.asarray(text_vec, dtype=np.float32).reshape(-1)
+    if len(image_vecs):
+        v = _normalise_rows(v[None, :])[0] + _normalise_rows(np.asarray(image_vecs, dtype=np.float32)).mean(axis=0)
+    return _normalise_rows(v[None, :])[0]
 
 
 @lru_cache(maxsize=65536)
@@ -151,6 +162,8 @@ class HashEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return _normalise_rows(np.stack([self._one(t) for t in texts]))
+
+    embeds_images = False
 
     def embed_images(self, paths: Sequence[str | Path]) -> np.ndarray:
         raise EmbedderError(f"the {self.name} embedder embeds text only; images need the clip embedder")
@@ -278,6 +291,8 @@ class MiniLMEmbedder(_ModelEmbedder):
                 vecs[part] = pooled.float().numpy()
         return _pool_chunks(vecs, owners, [len(c) for c in chunks], len(texts))
 
+    embeds_images = False
+
     def embed_images(self, paths: Sequence[str | Path]) -> np.ndarray:
         raise EmbedderError(f"the {self.name} embedder embeds text only; images need the clip embedder")
 
@@ -301,6 +316,8 @@ class ClipEmbedder(_ModelEmbedder):
     where the machine can download). ``dim`` and ``text_strategy`` come from the model's
     configuration, read without loading weights.
     """
+
+    embeds_images = True
 
     def __init__(self, model: str = "ViT-B-32", *, checkpoint: str | Path | None = None,
                  pretrained: str | None = None):

@@ -591,6 +591,8 @@ class MemoryStore:
             embedded = self.embedder.embed_texts([prepared[i]["text"] for i in todo])
             for i, v in zip(todo, embedded):
                 prepared[i]["vector"] = v
+            if getattr(self.embedder, "embeds_images", False):
+                self._add_images(prepared, todo, rows)
         vecs = np.stack([self._vector(p["vector"], f"row {i}") for i, p in enumerate(prepared)])
         now = time.time()
         with self._lock:
@@ -614,6 +616,21 @@ class MemoryStore:
                 if sel:
                     self._after_insert(b, id_arr[sel], vecs[sel], [prepared[j]["case_key"] for j in sel])
             return ids
+
+    def _add_images(self, prepared: list[dict], todo: list[int], rows: Sequence[dict]) -> None:
+        """CLIP: a record's images go into its vector (:func:`memory.embed.with_images`).
+        An image that cannot be read fails the whole call, naming the row and the file."""
+        from memory.embed import EmbedderError, with_images
+
+        for i in todo:
+            paths = list(rows[i].get("images") or ())
+            if not paths:
+                continue
+            try:
+                image_vecs = self.embedder.embed_images(paths)
+            except EmbedderError as e:
+                raise MemoryStoreError(f"row {i}: {e}") from e
+            prepared[i]["vector"] = with_images(prepared[i]["vector"], image_vecs)
 
     def clear(self) -> None:
         """Delete every record of both buffers (ids are not reused afterwards)."""

@@ -119,3 +119,41 @@ def test_the_server_vision_model_receives_the_image(imaging, fake_openai):
     parts = [p for b in bodies for m in b["messages"] if isinstance(m["content"], list) for p in m["content"]]
     assert any(p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png") for p in parts)
     assert of(ev, "image_read")
+
+
+def test_a_clip_memory_embeds_the_images_a_consultation_returned(imaging, tmp_path):
+    """Filing a right diagnosis keeps the study's image with the record; with CLIP as the
+    embedder the record's vector is text and image together (a text-only embedder keeps
+    the path and embeds the text)."""
+    import numpy as np
+
+    from agents.events import DictSink
+    from agents.learning import Learner, returned_images
+    from medsim.memory import StoreMemory
+    from memory.embed import make_embedder, with_images
+    from memory.store import MemoryStore, MemoryStoreError
+
+    case = imaging["img-001"]
+    llm = ScriptedLLM(imaging)
+    _, ev = consult(case, roles(llm))
+    assert returned_images(ev) == (case.imaging[0].image,)
+    for kind in ("clip-tiny", "hash"):
+        embedder = make_embedder(kind)
+        with StoreMemory(MemoryStore(tmp_path / kind, embedder)) as memo:
+            out = Learner(memo, llm, GenerateParams(), llm, llm, GenerateParams()).learn(case, ev, DictSink())
+            assert out.action == "filed", out
+            rec = memo.store.get(out.record_id)
+            assert rec.images == (case.imaging[0].image,)
+            _, vecs = memo.store._vectors("records", ids=np.array([rec.id]))
+            text_vec = embedder.embed_texts([rec.text])[0]
+            if kind == "hash":
+                np.testing.assert_allclose(vecs[0], text_vec, atol=1e-6)
+            else:
+                want = with_images(text_vec, embedder.embed_images([case.imaging[0].image]))
+                np.testing.assert_allclose(vecs[0], want, atol=1e-5)
+                assert float(vecs[0] @ text_vec) < 0.999  # the image moved it
+    # an unreadable image names itself, and nothing is stored
+    with MemoryStore(tmp_path / "bad", make_embedder("clip-tiny")) as store:
+        with pytest.raises(MemoryStoreError, match="missing.png"):
+            store.add("records", case_id="x", case_key="k", text="t", images=[str(tmp_path / "missing.png")])
+        assert store.state()["size"] == 0
