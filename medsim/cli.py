@@ -83,7 +83,7 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
     if grid:
         dg.add_argument("--ladder", action="store_true",
                         help="MedAgentSim's ladder as conditions: static, baseline, +measurement, +memory (with "
-                             "--learn-cases), +CoT, +ensemble")
+                             "--learn-cases), +CoT, +ensemble, role-split panel")
         dg.add_argument("--repeats", type=int, default=None, help="seeds per case (0..R-1); intervals are over cases")
     mm = p.add_argument_group("memory")
     mm.add_argument("--memory", default=None, choices=("off", "learn", "frozen"),

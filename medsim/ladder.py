@@ -4,7 +4,7 @@ to the previous rung with its interval, tokens, time and cost per case, and a ba
 
 Rungs: static QA (the doctor reads the whole case at once: AutoMedic's static baseline),
 baseline (no technician), +measurement, +memory (frozen, after a learning split), +CoT,
-+ensemble. With several seeds per case (``--repeats``), intervals are over cases (each
++ensemble, and a role-split panel (MAI-DxO's) beside the voting one. With several seeds per case (``--repeats``), intervals are over cases (each
 case's mean across seeds), so repeats do not shrink them as if they were new cases.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from agents.stats import wilson_interval
 
 __all__ = ["ladder_conditions", "condition_table", "write_chart", "table_markdown", "LADDER"]
 
-LADDER = ("static", "baseline", "measurement", "memory", "cot", "ensemble")
+LADDER = ("static", "baseline", "measurement", "memory", "cot", "ensemble", "panel")
 
 
 def ladder_conditions(*, memory: bool, ensemble: int = 5) -> dict[str, dict[str, Any]]:
@@ -35,6 +35,9 @@ def ladder_conditions(*, memory: bool, ensemble: int = 5) -> dict[str, dict[str,
     rungs["cot"] = {"protocol": {"measurement": True}, "memory": mem_on, "diagnosis": {"cot": True, "ensemble": 0}}
     rungs["ensemble"] = {"protocol": {"measurement": True}, "memory": mem_on,
                          "diagnosis": {"cot": True, "ensemble": ensemble}}
+    # MAI-DxO's role-split panel beside the voting one (compared with the rung before it)
+    rungs["panel"] = {"protocol": {"measurement": True}, "memory": mem_on,
+                      "diagnosis": {"cot": True, "ensemble": 0, "panel": "roles"}}
     return rungs
 
 
@@ -135,8 +138,15 @@ def write_chart(table: Sequence[Mapping[str, Any]], path: Path, title: str = "")
     ax.tick_params(axis="x", rotation=20)
     cost = [t["cost_per_case"] for t in table]
     ax2.scatter(cost, acc, color="#d8705a", zorder=3)
-    for c, a, n in zip(cost, acc, names):
-        ax2.annotate(n, (c, a), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    spots: dict[tuple[float, float], list[str]] = {}
+    for c, a, n in zip(cost, acc, names):  # conditions on one spot share one label
+        spots.setdefault((round(c, 2), round(a, 2)), []).append(n)
+    mid = (min(cost) + max(cost)) / 2 if cost else 0.0
+    for (c, a), ns in spots.items():  # labels point inwards so that none leaves the axes
+        right = c > mid
+        ax2.annotate(",\n".join(ns) if len(ns) > 2 else ", ".join(ns), (c, a), textcoords="offset points",
+                     xytext=(-4 if right else 4, 4), ha="right" if right else "left", fontsize=8)
+    ax2.margins(x=0.15)
     front = sorted(zip(cost, acc))
     best, pareto = -1.0, []
     for c, a in front:

@@ -3,7 +3,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ["SDL_AUDIODRIVER"] = "dummy"
