@@ -111,7 +111,8 @@ def table_markdown(table: Sequence[Mapping[str, Any]]) -> list[str]:
         diff = (f"{t['diff']:+.1%} ({t['diff_ci95'][0]:+.1%} to {t['diff_ci95'][1]:+.1%}, n={t['paired_n']})"
                 if "diff" in t and t["diff"] == t["diff"] and t["diff_ci95"][0] == t["diff_ci95"][0]
                 else (f"{t['diff']:+.1%} (n={t['paired_n']})" if "diff" in t and t["diff"] == t["diff"] else "-"))
-        n = f"{t['n']}" + (f" x{t['repeats']}" if t["repeats"] > 1 else "")
+        n = (f"{t['n']}" + (f" x{t['repeats']}" if t["repeats"] > 1 else "")
+             + (f" (+{t['failed']} failed)" if t.get("failed") else ""))  # failed: not in n, not counted wrong
         md.append(f"| {t['condition']} | {n} | {acc} | {diff} | {t['tokens_per_case']:.0f} | "
                   f"{t['evaluated_per_case']:.0f} | {t['wall_s_per_case']:.1f} | {t['cost_per_case']:.0f} |")
     return md
