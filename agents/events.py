@@ -1,16 +1,18 @@
 """Typed events and the per-case event log.
 
 The event log is medsim's main artefact: a header line (config, seed, model per role,
-git revision, package versions) and then every event in order. Scoring, reports and
-replay read it. Nothing in it depends on the wall clock except what backends measure
-themselves (``latency_s``; the scripted backend reports 0), so the same seed and the
-scripted backend give byte-identical logs.
+git revision, package versions, the command line, the start time, the case file's and
+the model files' SHA-256) and then every event in order. Scoring, reports and replay
+read it. Nothing in it depends on the wall clock except what backends measure themselves
+(``latency_s``; the scripted backend reports 0) and the header's ``command`` and
+``started``, so the same seed and the scripted backend give logs that are byte-identical
+but for those two header fields.
 """
 from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TextIO
@@ -49,7 +51,9 @@ class Event:
 class Header(Event):
     """The first line of a case's log: the whole run spec (``medsim.spec.RunSpec`` as a
     dict; replay and re-scoring rebuild the run from it), this case's seed and
-    condition, the model per role and provenance."""
+    condition, the model per role and provenance (``agents.provenance.run_provenance``:
+    the command line and start time of the invocation that ran the case, the case
+    file's SHA-256, in-process model files' SHA-256 keyed like ``models``)."""
 
     type: ClassVar[str] = "header"
     case_id: str
@@ -61,6 +65,10 @@ class Header(Event):
     git_revision: str
     packages: dict[str, str]
     schema: int = SCHEMA_VERSION
+    command: list[str] = field(default_factory=list)
+    started: str | None = None  # UTC, ISO 8601
+    cases_sha256: str | None = None
+    model_sha256: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,22 @@
-"""Run provenance for event-log headers: git revision and package versions."""
+"""Run provenance for event-log headers and run.json: git revision, package versions,
+and what a run was started from: the command line, the start time, the case file's
+SHA-256 and each in-process model file's SHA-256 (a server model is named by its id in
+the header's ``models``)."""
 from __future__ import annotations
 
+import hashlib
+import os
 import platform
 import subprocess
+import sys
+import threading
+from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
-__all__ = ["git_revision", "package_versions"]
+__all__ = ["git_revision", "package_versions", "utc_now", "file_sha256", "model_hashes", "run_provenance"]
 
 _PACKAGES = ("medsim", "llama-cpp-python", "tqdm", "pygame", "pytmx", "faiss-cpu", "open-clip-torch", "torch")
 
@@ -39,3 +48,63 @@ def _versions() -> tuple[tuple[str, str], ...]:
 
 def package_versions() -> dict[str, str]:
     return dict(_versions())
+
+
+def utc_now() -> str:
+    """Now, UTC, ISO 8601 to the second: ``2025-01-31T14:05:09Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_hashes: dict[tuple[str, int, int], str] = {}
+_hash_lock = threading.Lock()
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file, computed once per process per (file, size, modification time):
+    a 1 GB model is read once however many cells, roles and runs name it. The embedded
+    model's assembled file takes the checksum verified when it was assembled."""
+    from agents.llm.local_model import embedded_sha256
+
+    p = Path(path).expanduser().resolve()
+    st = p.stat()
+    key = (str(p), st.st_size, st.st_mtime_ns)
+    with _hash_lock:  # one thread hashes; another asking for the same file waits for it
+        if key not in _hashes:
+            known = embedded_sha256(p)
+            if known is None:
+                h = hashlib.sha256()
+                with p.open("rb") as fh:
+                    while chunk := fh.read(1 << 22):
+                        h.update(chunk)
+                known = h.hexdigest()
+            _hashes[key] = known
+        return _hashes[key]
+
+
+def model_hashes(models: Mapping[str, str], llms: Mapping[str, Any]) -> dict[str, str]:
+    """SHA-256 of each in-process model file (and a multimodal model's projector), keyed
+    by the model as ``models`` names it (role -> description, as in a log header); a
+    server, scripted or replayed backend has no file and no entry."""
+    from agents.llm.llamacpp import LlamaCppLLM
+
+    out: dict[str, str] = {}
+    for role, llm in llms.items():
+        if not isinstance(llm, LlamaCppLLM):
+            continue
+        name = models.get(role, role)
+        out[name] = file_sha256(llm.path)
+        if llm.projector:
+            out[f"{name} (projector)"] = file_sha256(llm.projector)
+    return dict(sorted(out.items()))
+
+
+def run_provenance(*, cases_file: str | Path | None, models: Mapping[str, str], llms: Mapping[str, Any],
+                   command: Sequence[str] | None = None, started: str | None = None) -> dict[str, Any]:
+    """What a header (and run.json) records beyond the spec, the git revision and the
+    package versions: ``command`` (the command line; this process's argv when not
+    given), ``started`` (UTC, ISO 8601), ``cases_sha256`` (the case file) and
+    ``model_sha256`` (:func:`model_hashes`). The first two differ from one invocation to
+    the next; everything else in a log is the same for the same spec and seed."""
+    return {"command": [str(a) for a in (command or sys.argv)], "started": started or utc_now(),
+            "cases_sha256": file_sha256(cases_file) if cases_file is not None and os.path.isfile(cases_file) else None,
+            "model_sha256": model_hashes(models, llms)}

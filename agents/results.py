@@ -5,7 +5,9 @@ case's events only (so ``medsim score`` and replay rebuild the same rows from a 
 """
 from __future__ import annotations
 
+import csv
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -14,7 +16,7 @@ from agents.costs import case_cost
 from agents.scorers import Transcript
 from agents.stats import wilson_interval
 
-__all__ = ["row_key", "case_row", "summarise", "read_results", "ResultsError"]
+__all__ = ["row_key", "case_row", "summarise", "read_results", "write_results_csv", "CSV_COLUMNS", "ResultsError"]
 
 
 class ResultsError(RuntimeError):
@@ -155,3 +157,44 @@ def read_results(path: Path) -> list[dict[str, Any]]:
                 continue
             raise ResultsError(f"{path}:{i + 1}: corrupt results row") from None
     return rows
+
+
+# results.csv: these columns first, in this order; any other scalar field after them, by name
+CSV_COLUMNS = ("case_id", "seed", "condition", "status", "correct", "diagnosis", "truth", "error", "failure",
+               "turns", "n_tests", "tests_requested", "judge_method", "llm_calls", "prompt_tokens",
+               "prompt_tokens_evaluated", "completion_tokens", "model_latency_s", "wall_s", "cost", "cost_tests",
+               "currency", "specialty", "events")
+
+
+def _csv_value(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, (list, tuple)):
+        return "; ".join("" if x is None else str(x) for x in v)
+    return v
+
+
+def write_results_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
+    """``results.csv`` beside results.jsonl, for a spreadsheet or a DataFrame: one line
+    per row, the rows' scalar fields (a list's items joined with "; ", None as an empty
+    cell; a field holding a mapping, like the memory's state, is left out). Columns:
+    :data:`CSV_COLUMNS` first, then any other field by name. Written to a temporary file
+    and renamed, so a reader never sees half of it."""
+    seen: set[str] = set()
+    nested: set[str] = set()
+    for r in rows:
+        for k, v in r.items():
+            seen.add(k)
+            if isinstance(v, Mapping):
+                nested.add(k)
+    cols = [c for c in CSV_COLUMNS if c in seen and c not in nested]
+    cols += sorted(k for k in seen if k not in nested and k not in CSV_COLUMNS)
+    path = Path(path)
+    tmp = path.with_suffix(".csv.tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([_csv_value(r.get(c)) for c in cols])
+    os.replace(tmp, path)
+    return path

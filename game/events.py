@@ -2,7 +2,7 @@
 ``agents.events`` are logged alongside them, tagged with ``case_id`` and sim time ``t``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from agents.events import Event
@@ -13,7 +13,8 @@ __all__ = ["ShiftHeader", "ControlChanged", "Spawned", "MoveStarted", "Arrived",
 
 @dataclass(frozen=True)
 class ShiftHeader(Event):
-    """The first line of a shift log: the map, the whole run spec, the models."""
+    """The first line of a shift log: the map, the whole run spec, the models and the
+    provenance a bench log's header has (``agents.events.Header``)."""
 
     type: ClassVar[str] = "shift_header"
     map: str
@@ -22,6 +23,10 @@ class ShiftHeader(Event):
     models: dict
     git_revision: str
     packages: dict
+    command: list = field(default_factory=list)
+    started: str | None = None  # UTC, ISO 8601
+    cases_sha256: str | None = None
+    model_sha256: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

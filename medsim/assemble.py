@@ -132,6 +132,8 @@ class RunPlan:
     human_io: HumanIO | None = None  # how a person playing a role is asked (terminal, game)
     memory: Any = None  # the case memory the doctor consults (agents.recall.Recall), or None
     learn: bool = False  # finished cases teach the memory (agents.learning.Learner)
+    # what each log header records beyond the spec (agents.provenance.run_provenance); set by the caller
+    provenance: dict = field(default_factory=dict)
     consultation: ConsultationConfig = field(init=False)
     cast_cfg: CastConfig = field(init=False)
     scorers: list[Scorer] = field(init=False)

@@ -1,10 +1,12 @@
 """``medsim bench``: headless batch over a case set, a grid of conditions and seeds.
 
 Writes under OUT: ``events/<slug>-<hash>.jsonl`` per (case, seed, condition) (header with
-the whole run spec, then every event), ``results.jsonl`` (one row per finished cell,
-flushed as it finishes), ``summary.json``, ``report.md`` and ``run.json`` (the spec,
-checked on ``--resume``). Nothing is written before the spec, the cases, the models and
-the servers have been checked.
+the whole run spec and the run's provenance, then every event), ``results.jsonl`` (one row
+per finished cell, flushed as it finishes), ``results.csv`` (the same rows, written when
+the run finishes), ``summary.json``, ``report.md`` and ``run.json`` (the spec, checked on
+``--resume``, and the provenance of each invocation). Nothing is written before the spec,
+the cases, the models and the servers have been checked. ``report.html`` and
+``transcripts/`` (medsim.html_report) are written last, from those files.
 """
 from __future__ import annotations
 
@@ -19,15 +21,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case, CaseRecordError
-from agents.cases.registry import load_cases
+from agents.cases.registry import load_cases, resolve_case_path
 from agents.consultation import Consultation
 from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, Header, MemoryLearned, Scored
 from agents.llm.base import LLM
 from agents.llm.llamacpp import LlamaPool
-from agents.llm.spec import is_in_process
+from agents.llm.spec import describe_spec, is_in_process
 from agents.names import event_file_name
-from agents.provenance import git_revision, package_versions
-from agents.results import case_row, read_results, row_key, summarise
+from agents.provenance import file_sha256, git_revision, package_versions, run_provenance, utc_now
+from agents.results import case_row, read_results, row_key, summarise, write_results_csv
 from agents.scorers import Transcript, score_case
 from agents.recall import case_key
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
@@ -71,7 +73,7 @@ def run_case(plan: RunPlan, case: Case, path: Path, *, events_file: str) -> dict
     with EventLog(path, keep=events) as log:
         log.emit(Header(case_id=case.id, case_source=case.source, seed=plan.seed, condition=plan.condition,
                         spec=plan.header_spec, models=plan.models, git_revision=git_revision(),
-                        packages=package_versions()))
+                        packages=package_versions(), **plan.provenance))
         try:
             consultation = Consultation(case, plan.cast(case, log), plan.consultation, log)
         except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
@@ -114,13 +116,16 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path or 'spec'}: {json.dumps(a)} here, {json.dumps(b)} in the run"]
 
 
-def prepare_out(spec: RunSpec, opts: BenchOptions) -> list[dict[str, Any]]:
-    """Check the output directory, create it and write run.json; return the rows to
-    keep (on resume). Raises :class:`BenchError` with a plain message."""
+def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Check the output directory, create it and write run.json (with ``provenance``,
+    :func:`agents.provenance.run_provenance`; on resume the earlier invocations' command,
+    start time and git revision are kept under ``earlier``); return the rows to keep (on
+    resume). Raises :class:`BenchError` with a plain message."""
     out = opts.out
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out}: exists and is not a directory")
     run_file, results_file = out / "run.json", out / "results.jsonl"
+    prev: dict[str, Any] = {}
     try:
         existing = read_results(results_file)
     except Exception as e:  # noqa: BLE001 - ResultsError or an unreadable file: say which
@@ -131,18 +136,23 @@ def prepare_out(spec: RunSpec, opts: BenchOptions) -> list[dict[str, Any]]:
                 prev = json.loads(run_file.read_text(encoding="utf-8"))
             except (OSError, ValueError) as e:
                 raise BenchError(f"{run_file}: unreadable ({e}); cannot check that --resume continues the same run") from None
+            prev = prev if isinstance(prev, dict) else {}
             diffs = _diff(spec.identity(), prev.get("identity"))
             if diffs:
                 raise BenchError(f"{out}: --resume with settings that differ from the run there:\n  "
                                  + "\n  ".join(diffs[:12]) + ("\n  ..." if len(diffs) > 12 else ""))
     elif existing or run_file.is_file():
         raise BenchError(f"{out} already holds a run; pass --resume to finish it or choose another --out")
+    prov = dict(provenance or {})
+    command = prov.pop("command", None) or list(opts.command)
+    doc = {"identity": spec.identity(), "spec": spec.to_dict(), "command": command, "git_revision": git_revision(),
+           **prov, "packages": package_versions()}
+    if prev:
+        doc["earlier"] = [*prev.get("earlier", []), {k: prev.get(k) for k in ("command", "started", "git_revision")}]
     try:
         (out / "events").mkdir(parents=True, exist_ok=True)
         tmp = run_file.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"identity": spec.identity(), "spec": spec.to_dict(),
-                                   "command": list(opts.command), "git_revision": git_revision()},
-                                  indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(tmp, run_file)
     except OSError as e:
         raise BenchError(f"--out {out}: cannot write the run there ({e.strerror or e})") from None
@@ -234,6 +244,7 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
     spec's (tests inject fakes). With memory, a learning split (``memory.learn_cases``)
     runs first, learning, into ``OUT/learning/``; the scored cases then run with the
     memory frozen. A scored case found in the memory stops the run before it starts."""
+    started = utc_now()
     if spec.human_roles():
         raise BenchError(f"a benchmark runs no people, but {', '.join(spec.human_roles())} is set to 'human'; "
                          "play it with `medsim consult --as ROLE` or `medsim play --as ROLE`")
@@ -270,7 +281,12 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
                 memory = open_memory(ms, read_only=not (ms.learn_cases or learns_online))
             except Exception as e:  # noqa: BLE001 - a memory that cannot be opened stops the run, named
                 raise BenchError(f"memory at {ms.dir}: {e}") from None
-        keep = prepare_out(spec, opts)
+
+        def stamp(plan: RunPlan, cases: str) -> dict[str, Any]:  # a header's provenance: its cell's models
+            return run_provenance(cases_file=resolve_case_path(cases), models=plan.models, llms=plan.llms,
+                                  command=opts.command or None, started=started)
+
+        keep = prepare_out(spec, opts, _provenance(spec, built, opts, started))
         done = {row_key(r) for r in keep}
         if learn_cases:
             assert memory is not None
@@ -278,12 +294,14 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             ldone = {r["case_id"] for r in lkeep}
             learning = replace(spec, conditions={})  # the run's own memory (mode learn), not a condition's
             plan = plan_for(learning, BASE_CONDITION, spec.seeds[0], built, memory=memory, learn=True)
+            plan.provenance = stamp(plan, ms.learn_cases)
             lrows = _run_cells([(plan, c) for c in learn_cases if c.id not in ldone], opts.out / "learning", lkeep,
                                workers=1, total=len(learn_cases), progress=opts.progress, fsync=opts.fsync,
                                on_row=None, desc="learning case")
             (opts.out / "learning" / "summary.json").write_text(
                 json.dumps({**summarise(lrows), "memory": memory.state()}, indent=2, ensure_ascii=False) + "\n",
                 encoding="utf-8")
+            write_results_csv(lrows, opts.out / "learning" / "results.csv")
         if memory is not None:
             finished = {r["case_id"] for r in keep}  # learned online after they were scored (resume)
             leaked = [cid for cid in _leaks(memory, cases) if cid not in finished]
@@ -296,6 +314,7 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             for seed in spec.seeds:
                 online = spec.for_condition(cond).memory.mode == "learn" and not ms.learn_cases
                 plans[(cond, seed)] = plan_for(spec, cond, seed, built, memory=memory, learn=online)
+                plans[(cond, seed)].provenance = stamp(plans[(cond, seed)], spec.cases)
         todo = [(plans[(cond, seed)], c) for cond in spec.condition_names() for seed in spec.seeds for c in cases
                 if (c.id, seed, cond) not in done]
         total = len(cases) * len(plans)
@@ -316,12 +335,42 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         (opts.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         first = next(iter(plans.values()))
         write_report(opts.out, spec, summary, rows, first.models)
+        write_results_csv(rows, opts.out / "results.csv")
+        _write_html(opts.out, rows)
         return BenchOutcome(summary, opts.out, invalid)
     finally:
         if memory is not None:
             memory.close()
         if own_pool:
             pool.close()
+
+
+def _write_html(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """report.html and the transcripts (medsim.html_report). The run's results are all on
+    disk by now: a report that cannot be written is said, not raised (``medsim view``
+    writes it again)."""
+    from medsim.html_report import write_html_report
+
+    try:
+        write_html_report(out, rows)
+    except Exception as e:  # noqa: BLE001 - the results stand without their HTML view
+        print(f"warning: {out / 'report.html'} not written ({type(e).__name__}: {e}); "
+              f"`medsim view {out}` writes it again", file=sys.stderr)
+
+
+def _provenance(spec: RunSpec, built: Backends, opts: BenchOptions, started: str) -> dict[str, Any]:
+    """run.json's provenance: every model file any role of any condition loads."""
+    models: dict[str, str] = {}
+    llms: dict[str, LLM] = {}
+    for cond in spec.condition_names():
+        for role, rs in spec.for_condition(cond).roles.items():
+            models[f"{cond}.{role}"] = describe_spec(rs.backend, rs.model)
+            llms[f"{cond}.{role}"] = built.get(role, rs, spec.seeds[0])
+    prov = run_provenance(cases_file=resolve_case_path(spec.cases), models=models, llms=llms,
+                          command=opts.command or None, started=started)
+    if spec.memory.learn_cases:
+        prov["learn_cases_sha256"] = file_sha256(resolve_case_path(spec.memory.learn_cases))
+    return prov
 
 
 def _fmt_acc(s: Mapping[str, Any]) -> str:

@@ -255,6 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--retries", type=int, default=None)
     s.add_argument("--label", default=None, help="name of the scores folder (default: from the judge)")
 
+    cm = sub.add_parser("compare", help="compare finished bench runs case by case (paired accuracy, McNemar, flips, "
+                                        "token and time ratios)")
+    cm.add_argument("runs", nargs="+", metavar="RUN",
+                    help="bench run directories (RUN or RUN:CONDITION); each is compared with the first")
+    cm.add_argument("--out", type=Path, default=None,
+                    help="where compare.md/.html/.json/.png go (default RUN_A/compare/<the other runs>)")
+
     j = sub.add_parser("judge", help="judge diagnoses against answer keys (one pair, or a labelled JSONL set)")
     j.add_argument("--truth", default=None, help="the answer key")
     j.add_argument("--diagnosis", default=None, help="the diagnosis to judge")
@@ -276,6 +283,16 @@ def build_parser() -> argparse.ArgumentParser:
     cf = sub.add_parser("config", help="print the resolved run spec (TOML) for a config file and flags")
     cf.add_argument("--show", action="store_true", help="print the resolved spec (the default action)")
     _add_spec_args(cf, "scripted", world=True)
+
+    vw = sub.add_parser("view", help="serve a bench run's report.html and transcripts on 127.0.0.1")
+    vw.add_argument("run_dir", type=Path)
+    vw.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port; default 8000)")
+    bw = vw.add_mutually_exclusive_group()
+    bw.add_argument("--browser", dest="open_browser", action="store_true", default=False,
+                    help="also open the report in a web browser")
+    bw.add_argument("--no-browser", dest="open_browser", action="store_false", help="only print the URL (the default)")
+    vw.add_argument("--rebuild", action="store_true", help="write report.html again even if it is up to date")
+    vw.add_argument("--quiet", action="store_true", help="do not log each request")
     return p
 
 
@@ -288,7 +305,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     doc = spec.roles["doctor"].backend
     out = args.out or Path("runs") / f"{slug(Path(spec.cases).stem)}-{slug(doc)}-s{spec.seeds[0]}"
     outcome = run_bench(spec, BenchOptions(out=out, resume=args.resume, retry_errors=args.retry_errors,
-                                           progress=not args.no_progress, command=["medsim", *sys.argv[1:]]))
+                                           progress=not args.no_progress, command=args.argv))
     s = outcome.summary
     for e in outcome.invalid_records:
         print(f"skipped invalid record: {e}", file=sys.stderr)
@@ -342,11 +359,11 @@ class _LivePrinter:
 
 
 def _cmd_consult(args: argparse.Namespace) -> int:
-    from agents.cases.registry import load_cases
+    from agents.cases.registry import load_cases, resolve_case_path
     from agents.consultation import run_consultation
     from agents.events import DictSink, EventLog, Header, TeeSink
     from agents.llm.llamacpp import LlamaPool
-    from agents.provenance import git_revision, package_versions
+    from agents.provenance import git_revision, package_versions, run_provenance
     from agents.results import case_row
     from agents.scorers import Transcript, score_case
     from medsim.assemble import Backends, plan_for, preflight
@@ -407,7 +424,9 @@ def _cmd_consult(args: argparse.Namespace) -> int:
             log.__enter__()
             log.emit(Header(case_id=case.id, case_source=case.source, seed=plan.seed, condition=plan.condition,
                             spec=plan.header_spec, models=plan.models, git_revision=git_revision(),
-                            packages=package_versions()))
+                            packages=package_versions(),
+                            **run_provenance(cases_file=resolve_case_path(spec.cases), models=plan.models,
+                                             llms=plan.llms, command=args.argv)))
             sinks.append(log)
         try:
             sink = TeeSink(*sinks)
@@ -456,7 +475,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     try:
         with EventLog(log_path) as log:
             world = build_shift(spec, runner=runner, log=log, pool=pool, map_path=map_path,
-                                player=None if headless_scripted else player)
+                                player=None if headless_scripted else player, command=args.argv)
             from game.view.app import run_window
 
             stats = run_window(world, map_path, assets_dir(), headless=args.headless, frames=args.frames,
@@ -531,6 +550,25 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return o.exit_code
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from medsim.compare import CompareError, compare_runs, load_run
+    from medsim.compare_report import default_out, write_outputs
+
+    if len(args.runs) < 2:
+        print("medsim: error: compare needs at least two runs (RUN_A RUN_B [RUN_C ...])", file=sys.stderr)
+        return 2
+    try:
+        runs = [load_run(a) for a in args.runs]
+        report = compare_runs(runs)
+        out = write_outputs(report, args.out or default_out(runs))
+    except CompareError as e:
+        print(f"medsim: error: {e}", file=sys.stderr)
+        return 2
+    print(out.markdown)
+    print("wrote " + ", ".join(str(f) for f in out.files))
+    return 0
+
+
 def _cmd_judge(args: argparse.Namespace) -> int:
     from medsim.judging import run_judge_command
 
@@ -552,6 +590,31 @@ def _cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    from medsim.html_report import ReportError, write_html_report
+    from medsim.report_server import serve
+
+    run_dir: Path = args.run_dir
+    if not run_dir.is_dir():
+        print(f"medsim: error: {run_dir}: no such directory", file=sys.stderr)
+        return 2
+    report, results = run_dir / "report.html", run_dir / "results.jsonl"
+    stale = not report.is_file() or (results.is_file() and results.stat().st_mtime > report.stat().st_mtime)
+    if args.rebuild or stale:
+        try:
+            write_html_report(run_dir)
+        except ReportError as e:
+            print(f"medsim: error: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {report}", file=sys.stderr)
+    try:
+        serve(run_dir, args.port, open_browser=args.open_browser, quiet=args.quiet,
+              on_ready=lambda url: print(f"serving {run_dir} at {url} (Ctrl-C stops)", flush=True))
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub
     from agents.cases.model import CaseSetError
@@ -567,9 +630,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from medsim.spec import SpecError
 
     args = build_parser().parse_args(argv)
+    args.argv = ["medsim", *(sys.argv[1:] if argv is None else argv)]  # the command line, for provenance
     handlers = {"bench": _cmd_bench, "consult": _cmd_consult, "cases": _cmd_cases, "play": _cmd_play,
                 "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config,
-                "memory": _cmd_memory}
+                "compare": _cmd_compare,
+                "memory": _cmd_memory, "view": _cmd_view}
     try:
         return handlers[args.command](args)
     except (SpecError, CaseSetError, BenchError, AssemblyError, ReplayError, BackendSpecError, ModelNotInstalled,

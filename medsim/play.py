@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agents.cases.model import Case
-from agents.cases.registry import load_cases
+from agents.cases.registry import load_cases, resolve_case_path
 from agents.events import EventSink, SCHEMA_VERSION, read_events
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.replay import ReplayLLM
 from agents.participants import Participant, ReplayedParticipant, Switchable
 from agents.participants.replayed import recorded_turns
-from agents.provenance import git_revision, package_versions
+from agents.provenance import git_revision, package_versions, run_provenance
 from agents.results import read_results
 from agents.roles import CONSULTATION_ROLES
 from game.events import ShiftHeader
@@ -41,10 +41,11 @@ def _map_path(spec: RunSpec, map_path: Path | None) -> Path:
 
 
 def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map_path: Path | None = None,
-                condition: str | None = None, player: Any = None) -> World:
+                condition: str | None = None, player: Any = None, command: Sequence[str] | None = None) -> World:
     """A shift of ``spec.world.patients`` patients from ``spec.cases`` (the first seed and
     condition of the spec). With a ``player`` (``game.control.PlayerIO``) a person can take
-    agents over; their turns block a worker thread, so ``runner`` must be a ThreadRunner."""
+    agents over; their turns block a worker thread, so ``runner`` must be a ThreadRunner.
+    ``command``: the command line the log's header records (default: this process's)."""
     cases, _ = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
     if spec.limit is not None:
         cases = cases[: spec.limit]
@@ -69,7 +70,9 @@ def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map
                   learner=plan.learner)
     if log is not None:
         log.emit(ShiftHeader(map=str(hmap.path), seed=seed, spec=spec.to_dict(), models=plan.models,
-                             git_revision=git_revision(), packages=package_versions()), t=0.0)
+                             git_revision=git_revision(), packages=package_versions(),
+                             **run_provenance(cases_file=resolve_case_path(spec.cases), models=plan.models,
+                                              llms=plan.llms, command=command)), t=0.0)
     world.reset(seed)
     return world
 

@@ -2,6 +2,8 @@
 runs it, returning the results row and the events as a log holds them."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from agents.cases.model import Case
@@ -42,3 +44,17 @@ def consult(case: Case, llms: dict[str, Any], *, cast: CastConfig = CastConfig()
 
 def of(events: list[dict], type_: str, **match: Any) -> list[dict]:
     return [e for e in events if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
+
+
+RUN_STAMP = ("command", "started")  # header fields that differ from one invocation to the next
+
+
+def log_bytes(path: Path) -> bytes:
+    """An event log's bytes with the header's command line and start time taken out:
+    what the same spec and seed must reproduce byte for byte."""
+    first, _, rest = Path(path).read_bytes().partition(b"\n")
+    header = json.loads(first)
+    assert all(k in header for k in RUN_STAMP), f"{path}: the header has no {RUN_STAMP}"
+    for k in RUN_STAMP:
+        header.pop(k)
+    return json.dumps(header, sort_keys=True, separators=(",", ":")).encode() + b"\n" + rest

