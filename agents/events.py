@@ -7,6 +7,14 @@ read it. Nothing in it depends on the wall clock except what backends measure th
 (``latency_s``; the scripted backend reports 0) and the header's ``command`` and
 ``started``, so the same seed and the scripted backend give logs that are byte-identical
 but for those two header fields.
+
+In the file, an ``llm_call`` whose prompt begins with the prompt of the previous call of
+the same role (and case) holds only the messages after that shared beginning, and
+``messages_base: {"seq": S, "n": N}``: its prompt is the first N messages of event S's
+prompt, then ``messages``. A consultation's prompts grow by a turn each call, so a log
+grows with the conversation, not with its square. :func:`read_events` puts every prompt
+back whole; the ``keep`` list of an :class:`EventLog` gets whole prompts as they were
+sent.
 """
 from __future__ import annotations
 
@@ -23,10 +31,14 @@ __all__ = [
     "ImageError", "ImageRead", "ImageNotRead", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
     "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "MemoryRetrieved",
     "MemoryLearned", "Reasoning", "PanelVote", "PanelStep", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
-    "ListSink", "DictSink", "TeeSink", "read_events", "SCHEMA_VERSION",
+    "ListSink", "DictSink", "TeeSink", "read_events", "expand_prompts", "LogError", "SCHEMA_VERSION",
+    "READABLE_SCHEMAS",
 ]
 
-SCHEMA_VERSION = 2  # 2: header holds the run spec; scoring after consultation_ended
+# 2: header holds the run spec; scoring after consultation_ended. 3: an llm_call's prompt
+# may be logged against an earlier call's (messages_base)
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (2, 3)  # read_events puts version 3's prompts back whole; 2 has them whole
 
 
 @lru_cache(maxsize=None)
@@ -443,10 +455,16 @@ def _dumps(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+class LogError(ValueError):
+    """An event log that cannot be read back (a prompt refers to a call it lacks)."""
+
+
 class EventLog:
     """Writes one JSON object per line, flushed per event, with a sequence number.
     ``keep``: a list that also receives each written event as a dict (scorers read the
-    case's events without reading the file back)."""
+    case's events without reading the file back), prompts whole. An ``llm_call``'s
+    prompt is written as a delta against the previous call of the same role and case
+    (``messages_base``; see the module's docstring)."""
 
     def __init__(self, path: Path, *, keep: list[dict[str, Any]] | None = None):
         self.path = Path(path)
@@ -454,6 +472,29 @@ class EventLog:
         self._seq = 0
         self._lock = threading.Lock()
         self.keep = keep
+        # (role, case) -> (seq, prompt) of its last call
+        self._prompts: dict[tuple[Any, Any], tuple[int, list[Any]]] = {}
+
+    def _compact(self, d: dict[str, Any]) -> dict[str, Any]:
+        """The line to write for event ``d``: an llm_call's prompt against the previous
+        call of its role and case, where they share a beginning."""
+        msgs = d.get("messages")
+        if d.get("type") != "llm_call" or not isinstance(msgs, list):
+            return d
+        key = (d.get("role"), d.get("case_id"))
+        prev = self._prompts.get(key)
+        self._prompts[key] = (d["seq"], msgs)
+        if prev is None:
+            return d
+        seq, before = prev
+        n = 0
+        for a, b in zip(msgs, before):
+            if a != b:
+                break
+            n += 1
+        if n == 0:
+            return d
+        return {**d, "messages": msgs[n:], "messages_base": {"seq": seq, "n": n}}
 
     def __enter__(self) -> "EventLog":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -469,7 +510,7 @@ class EventLog:
                 d.update(context)
             d["seq"] = self._seq
             self._seq += 1
-            self._fh.write(_dumps(d) + "\n")
+            self._fh.write(_dumps(self._compact(d)) + "\n")
             self._fh.flush()
             if self.keep is not None:
                 self.keep.append(d)
@@ -494,8 +535,31 @@ class DictSink:
         self.events.append(d)
 
 
+def expand_prompts(events: list[dict[str, Any]], *, strict: bool = True) -> list[dict[str, Any]]:
+    """Put back whole, in place, the prompts an :class:`EventLog` wrote as deltas
+    (``messages_base``); returns ``events``. A delta whose base is missing raises
+    :class:`LogError` (``strict``) or is left as it is."""
+    whole: dict[Any, list[Any]] = {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("type") != "llm_call" or not isinstance(e.get("messages"), list):
+            continue
+        base = e.get("messages_base")
+        if base is not None:
+            ok = isinstance(base, dict) and isinstance(base.get("n"), int) and base.get("seq") in whole
+            if ok and len(whole[base["seq"]]) >= base["n"] >= 0:
+                e["messages"] = whole[base["seq"]][: base["n"]] + e["messages"]
+                del e["messages_base"]
+            elif strict:
+                raise LogError(f"llm_call {e.get('seq')}: its prompt refers to call {base!r}, "
+                               "which the log does not hold")
+            else:
+                continue
+        whole[e.get("seq")] = e["messages"]
+    return events
+
+
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """Events of a log file; a torn last line (a kill mid-write) is dropped."""
+    """Events of a log file, prompts whole; a torn last line (a kill mid-write) is dropped."""
     with Path(path).open("r", encoding="utf-8") as fh:
         lines = [line for line in fh if line.strip()]
     out = []
@@ -506,4 +570,4 @@ def read_events(path: Path) -> list[dict[str, Any]]:
             if i == len(lines) - 1:
                 break
             raise
-    return out
+    return expand_prompts(out)

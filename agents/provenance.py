@@ -23,7 +23,11 @@ _PACKAGES = ("medsim", "llama-cpp-python", "tqdm", "pygame", "pytmx", "faiss-cpu
 
 @lru_cache(maxsize=1)
 def git_revision() -> str:
+    """The checkout's commit (``-dirty`` with uncommitted changes to tracked files), or
+    "unknown": an installed copy is no checkout, even inside another repository."""
     root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():  # a directory, or a file in a worktree
+        return "unknown"
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if rev.returncode != 0:

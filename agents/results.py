@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -16,7 +17,8 @@ from agents.costs import case_cost
 from agents.scorers import Transcript
 from agents.stats import wilson_interval
 
-__all__ = ["row_key", "case_row", "summarise", "read_results", "write_results_csv", "CSV_COLUMNS", "ResultsError"]
+__all__ = ["row_key", "case_row", "summarise", "read_results", "results_line", "write_results", "write_results_csv",
+           "CSV_COLUMNS", "ResultsError"]
 
 
 class ResultsError(RuntimeError):
@@ -63,7 +65,20 @@ def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, cond
         **case_cost(events[: _end(events)]),
         "events": events_file,
         **_memory_fields(events),
+        **_suite_fields(events),
     }
+
+
+def _suite_fields(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The suites' per-case fields: the biases applied (``doctor_bias`` / ``patient_bias``)
+    and AutoMedic's CARE components (``care``, from the ``care`` scorer's first result)."""
+    from agents.suites.biases import bias_fields
+
+    out: dict[str, Any] = dict(bias_fields(events))
+    care = next((e for e in events if e.get("type") == "scored" and e.get("scorer") == "care"), None)
+    if care is not None and isinstance(care.get("details"), Mapping) and "skipped" not in care["details"]:
+        out["care"] = dict(care["details"])
+    return out
 
 
 def _end(events: Sequence[Mapping[str, Any]]) -> int:
@@ -113,7 +128,16 @@ def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "completion_tokens": sum(r.get("completion_tokens") or 0 for r in rows),
         "wall_s": round(sum(r.get("wall_s") or 0.0 for r in rows), 3),
         "mean_cost": round(sum(r.get("cost") or 0.0 for r in scored) / n, 2),
+        **_care_block(rows),
     }
+
+
+def _care_block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """AutoMedic's CARE summary (agents.suites.care) for rows that carry it."""
+    from agents.suites.care import care_summary
+
+    care = care_summary(rows)
+    return {"care": care} if care is not None else {}
 
 
 def _label(r: Mapping[str, Any]) -> str:
@@ -136,12 +160,55 @@ def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def results_line(row: Mapping[str, Any]) -> str:
+    """One results.jsonl line. ASCII only: a U+2028, U+0085, vertical tab or any other
+    character some reader treats as a line break, a NUL, even an unpaired surrogate (not
+    encodable as UTF-8) is written as a JSON escape, so any text round-trips and never
+    splits a row."""
+    return json.dumps(row, ensure_ascii=True, sort_keys=True) + "\n"
+
+
+def write_results(rows: Iterable[Mapping[str, Any]], path: Path) -> None:
+    """Replace ``path`` with ``rows``, atomically: the rows go to a temporary file beside
+    it, which is flushed to disk (fsync) and then renamed over it. A crash or kill at any
+    moment leaves the old file whole or the new one whole, never part of either."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="ascii", newline="\n") as fh:
+            for r in rows:
+                fh.write(results_line(r))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def read_results(path: Path) -> list[dict[str, Any]]:
-    """Rows of a results.jsonl; a torn last line (a kill mid-write) is dropped."""
+    """Rows of a results.jsonl; a torn last line (a kill mid-write) is dropped. Lines are
+    split at "\n" only (never at U+2028 or the other characters ``str.splitlines``
+    breaks at: a row written by an older version may hold them unescaped)."""
     rows: list[dict[str, Any]] = []
     if not path.is_file():
         return rows
-    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    lines = path.read_text(encoding="utf-8-sig", errors="replace").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
     for i, line in enumerate(lines):
@@ -152,7 +219,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
             if not isinstance(row, dict) or "case_id" not in row:
                 raise ValueError("not a results row")
             rows.append(row)
-        except ValueError:
+        except (ValueError, RecursionError):
             if i == len(lines) - 1:
                 continue
             raise ResultsError(f"{path}:{i + 1}: corrupt results row") from None
@@ -170,8 +237,13 @@ def _csv_value(v: Any) -> Any:
     if v is None:
         return ""
     if isinstance(v, (list, tuple)):
-        return "; ".join("" if x is None else str(x) for x in v)
+        v = "; ".join("" if x is None else str(x) for x in v)
+    if isinstance(v, str):  # an unpaired surrogate (model text can hold one) cannot be UTF-8: U+FFFD
+        v = _SURROGATE.sub("\ufffd", v)
     return v
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def write_results_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:

@@ -1,9 +1,11 @@
 """Draw the README's screenshots of a bench run's report.html and one transcript page,
 in a headless Chromium at 1280x900 (medsim.headless), served by `medsim view`'s server;
 the run is the scripted demo with the ablation ladder, so there are conditions and a
-chart.
+chart. With ``--compare RUN_A RUN_B`` it also draws ``compare-html.png``: the page
+`medsim compare RUN_A RUN_B` writes (the README's is from two real runs of the embedded
+model: the memory experiment's "off" and "frozen" arms).
 
-    .venv/bin/python docs/report_screenshots.py [--out docs]
+    .venv/bin/python docs/report_screenshots.py [--out docs] [--compare RUN_A RUN_B]
 """
 from __future__ import annotations
 
@@ -48,8 +50,28 @@ def shoot(out: Path) -> list[Path]:
     return shots
 
 
+def shoot_compare(out: Path, run_a: str, run_b: str) -> Path:
+    """compare.html of two runs, written to a temporary folder and shot from a file URL
+    (the page is self-contained)."""
+    shot = out / "compare-html.png"
+    with tempfile.TemporaryDirectory(prefix="medsim-cmp-") as d:
+        subprocess.run([sys.executable, "-m", "medsim", "-q", "compare", run_a, run_b, "--out", d], check=True)
+        with chromium(WIDTH, HEIGHT) as browser:
+            browser.get((Path(d) / "compare.html").resolve().as_uri())
+            browser.save_screenshot(str(shot))
+    return shot
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
-    for p in shoot(ap.parse_args().out):
-        print(p)
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent,
+                    help="where the PNGs go (default: docs/)")
+    ap.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
+                    help="also draw compare-html.png from these two runs (default: not drawn)")
+    ap.add_argument("--only-compare", action="store_true", help="draw compare-html.png alone")
+    a = ap.parse_args()
+    if not a.only_compare:
+        for p in shoot(a.out):
+            print(p)
+    if a.compare:
+        print(shoot_compare(a.out, *a.compare))

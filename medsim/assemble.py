@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agents.cases.model import Case
-from agents.consultation import ConsultationConfig
+from agents.consultation import Consultation, ConsultationConfig
 from agents.events import EventSink
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
@@ -24,7 +24,8 @@ from agents.roles import role_defaults
 from agents.scorers import DiagnosisScorer, Scorer
 from medsim.spec import RoleSpec, RunSpec
 
-__all__ = ["AssemblyError", "Backends", "RunPlan", "plan_for", "cast_config", "consultation_config",
+__all__ = ["AssemblyError", "Backends", "RunPlan", "plan_for", "cast_config", "consultation_config", "scorers_for",
+           "is_automedic",
            "role_params", "preflight", "preflight_roles", "describe_roles"]
 
 
@@ -53,7 +54,23 @@ def cast_config(spec: RunSpec, seed: int) -> CastConfig:
         max_turns=1 if p.static else p.max_turns, measurement=p.measurement and not p.static, static=p.static,
         params={r: role_params(r, rs, seed) for r, rs in spec.roles.items()},
         retry={r: RetryPolicy(retries=rs.retries, backoff_s=rs.backoff_s) for r, rs in spec.roles.items()},
+        doctor_bias=p.doctor_bias, patient_bias=p.patient_bias,
     )
+
+
+def is_automedic(spec: RunSpec) -> bool:
+    """AutoMedic's protocol (agents.suites.automedic): a tagged dialogue, then the question."""
+    return spec.protocol.name == "automedic" and not spec.protocol.static
+
+
+def scorers_for(spec: RunSpec, judge: LLM, params: GenerateParams, policy: RetryPolicy) -> list[Scorer]:
+    """The scorers of a run: the judged diagnosis, or for AutoMedic's protocol the option
+    letter against the key and CARE (no judge: the scorers are deterministic)."""
+    if is_automedic(spec):
+        from agents.suites.care import CareScorer, McqScorer
+
+        return [McqScorer(), CareScorer()]
+    return [DiagnosisScorer(judge, params, policy)]
 
 
 def describe_roles(spec: RunSpec) -> dict[str, str]:
@@ -144,8 +161,8 @@ class RunPlan:
         self.consultation = consultation_config(self.spec)
         self.cast_cfg = cast_config(self.spec, self.seed)
         judge = self.spec.role("judge")
-        self.scorers = [DiagnosisScorer(self.llms["judge"], role_params("judge", judge, self.seed),
-                                        RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))]
+        self.scorers = scorers_for(self.spec, self.llms["judge"], role_params("judge", judge, self.seed),
+                                   RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
         self.models = describe_roles(self.spec)
         if self.spec.memory.mode == "off":
             self.memory = None
@@ -158,6 +175,15 @@ class RunPlan:
         for role, llm in self.llms.items():
             if getattr(llm, "name", "").startswith("replay"):
                 self.models[role] = f"replay of {self.models.get(role, '?')}"
+
+    def consultation_for(self, case: Case, sink: EventSink) -> Consultation:
+        """The case's consultation engine with its cast: AutoMedic's for that protocol."""
+        if is_automedic(self.spec):
+            from agents.suites.automedic import AutomedicConsultation, automedic_cast
+
+            return AutomedicConsultation(case, automedic_cast(case, self.llms, self.cast_cfg, sink), self.consultation,
+                                         sink)
+        return Consultation(case, self.cast(case, sink), self.consultation, sink)
 
     def cast(self, case: Case, sink: EventSink) -> dict[str, Participant]:
         cast = llm_cast(case, self.llms, self.cast_cfg, sink)
@@ -177,5 +203,6 @@ def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends, *,
              human_io: HumanIO | None = None, memory: Any = None, learn: bool = False) -> RunPlan:
     s = spec.for_condition(condition)
     llms = {role: backends.get(role, rs, seed) for role, rs in s.roles.items()}
-    return RunPlan(s, condition, seed, llms, spec.to_dict(), human_io, memory, learn)
+    # the header holds the spec but where the cell ran: a cell's log is the same on any executor
+    return RunPlan(s, condition, seed, llms, spec.to_dict(executor=False), human_io, memory, learn)
 

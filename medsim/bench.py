@@ -11,32 +11,36 @@ the cases, the models and the servers have been checked. ``report.html`` and
 from __future__ import annotations
 
 import json
+import logging
 import os
-import sys
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case, CaseRecordError
-from agents.cases.registry import load_cases, resolve_case_path
-from agents.consultation import Consultation
+from agents.cases.registry import load_cases, registered_case_sets, resolve_case_path
 from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, Header, MemoryLearned, Scored
 from agents.llm.base import LLM
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import describe_spec, is_in_process
 from agents.names import event_file_name
 from agents.provenance import file_sha256, git_revision, package_versions, run_provenance, utc_now
-from agents.results import case_row, read_results, row_key, summarise, write_results_csv
+from agents.results import case_row, read_results, results_line, row_key, summarise, write_results, write_results_csv
 from agents.scorers import Transcript, score_case
 from agents.recall import case_key
+from agents.textsafe import md_cell, printable
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
 from medsim.memory import open_memory
 from medsim.spec import BASE_CONDITION, RunSpec
 
 __all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_case", "write_report", "prepare_out"]
+
+
+logger = logging.getLogger(__name__)
 
 
 class BenchError(RuntimeError):
@@ -60,11 +64,50 @@ class BenchOutcome:
     invalid_records: list[CaseRecordError]
 
     @property
+    def nothing_scored(self) -> bool:
+        """Cases ran and not one could be scored (every one failed or ended in an error)."""
+        return self.summary["cases"] > 0 and self.summary["scored"] == 0
+
+    def nothing_scored_message(self) -> str | None:
+        """The loud line for a run that scored nothing (None when something was scored),
+        naming the most common reason."""
+        if not self.nothing_scored:
+            return None
+        s = self.summary
+        reasons = Counter(str(v) for v in [*s["failed_cases"].values(), *s["error_cases"].values()] if v)
+        common = ""
+        if reasons:
+            reason, n = reasons.most_common(1)[0]
+            common = f"; the most common reason ({n} of {s['cases']}): {reason[:300]}"
+        return (f"error: nothing could be scored: all {s['cases']} consultations failed ({s['failed']}) or ended "
+                f"in an error ({s['errors']}){common}")
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.summary["errors"] else 0
+        return 1 if self.summary["errors"] or self.nothing_scored else 0
 
 
 # -- one case ---------------------------------------------------------------------------
+def drive(build: Callable[[], Any], log: EventLog) -> None:
+    """Build an engine (a consultation, an OSCE encounter: ``start``, ``step``, ``done``,
+    ``fail``, ``finish``) and run it to its end. A cast that cannot be built, or a bug
+    in a step, is recorded as that cell's error: one cell must not lose the run."""
+    try:
+        engine = build()
+    except Exception as e:  # noqa: BLE001
+        msg = f"internal error: {type(e).__name__}: {e}"
+        log.emit(CaseError(turn=0, error=msg))
+        log.emit(ConsultationEnded(status="error", turns=0, diagnosis=None, tests_requested=[], error=msg, failure=None))
+        return
+    try:
+        engine.start()
+        while not engine.done:
+            engine.step()
+    except Exception as e:  # noqa: BLE001
+        engine.fail(f"internal error: {type(e).__name__}: {e}")
+    engine.finish()
+
+
 def run_case(plan: RunPlan, case: Case, path: Path, *, events_file: str) -> dict[str, Any]:
     """Consultation, scoring and the result row of one (case, seed, condition); every
     event goes to ``path``. A bug in one case is recorded as that case's error."""
@@ -74,20 +117,7 @@ def run_case(plan: RunPlan, case: Case, path: Path, *, events_file: str) -> dict
         log.emit(Header(case_id=case.id, case_source=case.source, seed=plan.seed, condition=plan.condition,
                         spec=plan.header_spec, models=plan.models, git_revision=git_revision(),
                         packages=package_versions(), **plan.provenance))
-        try:
-            consultation = Consultation(case, plan.cast(case, log), plan.consultation, log)
-        except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
-            log.emit(CaseError(turn=0, error=f"internal error: {type(e).__name__}: {e}"))
-            log.emit(ConsultationEnded(status="error", turns=0, diagnosis=None, tests_requested=[],
-                                       error=f"internal error: {type(e).__name__}: {e}", failure=None))
-        else:
-            try:
-                consultation.start()
-                while not consultation.done:
-                    consultation.step()
-            except Exception as e:  # noqa: BLE001 - a bug in one case must not lose the run; recorded
-                consultation.fail(f"internal error: {type(e).__name__}: {e}")
-            consultation.finish()
+        drive(lambda: plan.consultation_for(case, log), log)  # AutoMedic's engine for that protocol
         try:
             score_case(case, Transcript.from_events(events, case_id=case.id), plan.scorers, log)
         except Exception as e:  # noqa: BLE001 - recorded as the case's error
@@ -116,6 +146,68 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path or 'spec'}: {json.dumps(a)} here, {json.dumps(b)} in the run"]
 
 
+# the case files of a spec: (keys in the identity, run.json's resolved path, run.json's sha256)
+_CASE_FILES = ((("cases",), "cases_path", "cases_sha256"),
+               (("memory", "learn_cases"), "learn_cases_path", "learn_cases_sha256"))
+
+
+def _get(d: Any, keys: Sequence[str]) -> Any:
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    return d
+
+
+def _case_file(spec: str) -> Path | None:
+    """The case file ``spec`` (a registered name or a path) names, resolved; None when
+    there is none (the loader says so)."""
+    try:
+        return resolve_case_path(spec).resolve()
+    except (ValueError, OSError, RuntimeError):  # CaseSetError is a ValueError
+        return None
+
+
+def _case_file_paths(spec: RunSpec) -> dict[str, str]:
+    """run.json's resolved case-file paths, which ``--resume`` compares (``--cases`` may
+    be spelled another way, or given from another directory)."""
+    out = {}
+    for keys, path_key, _ in _CASE_FILES:
+        name = _get(spec.identity(), keys)
+        found = _case_file(name) if isinstance(name, str) else None
+        if found is not None:
+            out[path_key] = str(found)
+    return out
+
+
+def _same_case_files(mine: dict[str, Any], theirs: dict[str, Any], prev: Mapping[str, Any]
+                     ) -> tuple[dict[str, Any], list[str]]:
+    """``theirs`` (the run's identity) with each case-file name replaced by ours where
+    both name the same file, and a difference for each that does not. The same file: the
+    same resolved path, or the same contents (the sha256 the run recorded: the file was
+    moved, or run.json predates resolved paths). A registered name is itself."""
+    theirs = json.loads(json.dumps(theirs))
+    diffs: list[str] = []
+    for keys, path_key, sha_key in _CASE_FILES:
+        a, b = _get(mine, keys), _get(theirs, keys)
+        if not isinstance(a, str) or not isinstance(b, str):
+            continue
+        here = _case_file(a)
+        there = prev.get(path_key)
+        if a == b and (here is None or not isinstance(there, str) or a in registered_case_sets()):
+            continue  # nothing to compare beyond the name
+        same = here is not None and (
+            (isinstance(there, str) and Path(there) == here)
+            or (not isinstance(there, str) and _case_file(b) == here)
+            or (isinstance(prev.get(sha_key), str) and file_sha256(here) == prev[sha_key]))
+        if same:
+            parent = theirs
+            for k in keys[:-1]:
+                parent = parent[k]
+            parent[keys[-1]] = a
+        elif a == b:
+            diffs.append(f"{'.'.join(keys)}: {json.dumps(a)} is {here} here, {there} in the run, and the two differ")
+    return theirs, diffs
+
+
 def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Check the output directory, create it and write run.json (with ``provenance``,
     :func:`agents.provenance.run_provenance`; on resume the earlier invocations' command,
@@ -137,7 +229,11 @@ def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any]
             except (OSError, ValueError) as e:
                 raise BenchError(f"{run_file}: unreadable ({e}); cannot check that --resume continues the same run") from None
             prev = prev if isinstance(prev, dict) else {}
-            diffs = _diff(spec.identity(), prev.get("identity"))
+            mine, theirs = spec.identity(), prev.get("identity")
+            diffs = []
+            if isinstance(theirs, dict):
+                theirs, diffs = _same_case_files(mine, theirs, prev)
+            diffs += _diff(mine, theirs)
             if diffs:
                 raise BenchError(f"{out}: --resume with settings that differ from the run there:\n  "
                                  + "\n  ".join(diffs[:12]) + ("\n  ..." if len(diffs) > 12 else ""))
@@ -146,13 +242,18 @@ def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any]
     prov = dict(provenance or {})
     command = prov.pop("command", None) or list(opts.command)
     doc = {"identity": spec.identity(), "spec": spec.to_dict(), "command": command, "git_revision": git_revision(),
-           **prov, "packages": package_versions()}
+           **_case_file_paths(spec), **prov, "packages": package_versions()}
     if prev:
         doc["earlier"] = [*prev.get("earlier", []), {k: prev.get(k) for k in ("command", "started", "git_revision")}]
     try:
         (out / "events").mkdir(parents=True, exist_ok=True)
         tmp = run_file.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a file name that is not UTF-8 (argv holds it as surrogates): escaped
+            data = (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+        tmp.write_bytes(data)
         os.replace(tmp, run_file)
     except OSError as e:
         raise BenchError(f"--out {out}: cannot write the run there ({e.strerror or e})") from None
@@ -164,20 +265,22 @@ def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any]
 class _Results:
     """Appends rows to results.jsonl, one flushed line per finished cell. A flushed
     line survives the process being killed; ``fsync`` also survives a power cut. The
-    rows kept on resume are rewritten atomically (a temp file renamed over it)."""
+    rows kept on resume are rewritten only when the file holds anything else (a torn
+    last line, errored rows to retry, an older format), and then atomically
+    (:func:`agents.results.write_results`: temp file, fsync, rename): a kill or crash
+    during the rewrite leaves the old file, every finished row in it."""
 
     def __init__(self, path: Path, keep: list[dict[str, Any]], fsync: bool = False):
         self.path, self.fsync = path, fsync
         self.lock = threading.Lock()
-        tmp = path.with_suffix(".jsonl.tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for r in keep:
-                fh.write(_row_line(r))
-            fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)  # a kill leaves the old file or the new one, never half of it
-        self.fh = path.open("a", encoding="utf-8")
+        lines = [_row_line(r) for r in keep]
+        try:
+            same = path.read_bytes() == "".join(lines).encode("ascii")
+        except OSError:
+            same = False
+        if not same:
+            write_results(keep, path)
+        self.fh = path.open("a", encoding="ascii", newline="\n")
 
     def append(self, row: dict[str, Any]) -> None:
         with self.lock:
@@ -190,27 +293,26 @@ class _Results:
         self.fh.close()
 
 
-def _row_line(row: Mapping[str, Any]) -> str:
-    # ensure_ascii: a U+2028 or U+0085 in model text can never split a row
-    return json.dumps(row, ensure_ascii=True, sort_keys=True) + "\n"
+_row_line = results_line  # (medsim.score writes its rows with it)
 
 
 # -- the run -----------------------------------------------------------------------------
 def _run_cells(todo: Sequence[tuple[RunPlan, Case]], out: Path, keep: list[dict[str, Any]], *, workers: int,
                total: int, progress: bool, fsync: bool, on_row: Callable[[dict[str, Any]], None] | None,
-               desc: str = "case") -> list[dict[str, Any]]:
+               desc: str = "case", executor: Callable[[int], Any] | None = None) -> list[dict[str, Any]]:
     """Run cells (plan, case) into ``out``/events, appending rows to ``out``/results.jsonl
-    as each finishes; returns every row (kept ones first)."""
+    as each finishes; returns every row (kept ones first). ``executor``: ``workers`` ->
+    the concurrent.futures.Executor the cells run on (medsim.executors; default: threads)."""
     (out / "events").mkdir(parents=True, exist_ok=True)
     results = _Results(out / "results.jsonl", keep, fsync=fsync)
     bar = None
     if progress and todo:
-        from tqdm import tqdm
+        from medsim.progress import Progress
 
-        bar = tqdm(total=total, initial=len(keep), unit=desc, file=sys.stderr, dynamic_ncols=True)
+        bar = Progress(total, initial=len(keep), unit=desc)
     rows = list(keep)
     try:
-        with ThreadPoolExecutor(max_workers=workers) as ex:
+        with (executor(workers) if executor else ThreadPoolExecutor(max_workers=workers)) as ex:
             futs = {}
             for plan, c in todo:
                 name = event_file_name(c.id, plan.seed, plan.condition)
@@ -221,11 +323,10 @@ def _run_cells(todo: Sequence[tuple[RunPlan, Case]], out: Path, keep: list[dict[
                 rows.append(row)
                 if on_row:
                     on_row(row)
+                logger.debug("%s %s (seed %s, %s): %s", desc, row["case_id"], row.get("seed", 0),
+                          row.get("condition", "base"), row["status"])
                 if bar is not None:
-                    s = summarise(rows)
-                    acc = "n/a" if s["accuracy"] is None else f"{s['accuracy']:.0%}"
-                    bar.set_postfix(acc=acc, errors=s["errors"], refresh=False)
-                    bar.update(1)
+                    bar.update(summarise(rows))
     finally:
         results.close()
         if bar is not None:
@@ -271,11 +372,15 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
     own_pool = pool is None
     pool = pool or LlamaPool()
     memory = None
+    cells = None
     try:
         built = Backends({c.id: c for c in [*cases, *learn_cases]}, pool, override=backends)
         built.check(spec)
         if spec.preflight:
             preflight(spec, skip_roles=list(backends or ()))
+        from medsim.executors import open_executor  # (it imports this module)
+
+        cells = open_executor(spec, cases, override=backends)  # Ray: checked and joined before anything is written
         if uses_memory:
             try:
                 memory = open_memory(ms, read_only=not (ms.learn_cases or learns_online))
@@ -318,13 +423,12 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         todo = [(plans[(cond, seed)], c) for cond in spec.condition_names() for seed in spec.seeds for c in cases
                 if (c.id, seed, cond) not in done]
         total = len(cases) * len(plans)
-        if spec.workers > 1 and all(is_in_process(rs.backend) for rs in spec.all_roles()):
-            print("note: all roles run in process; their model calls are serialised, so "
-                  "--workers > 1 gains little", file=sys.stderr)
+        if spec.workers > 1 and spec.executor == "local" and all(is_in_process(rs.backend) for rs in spec.all_roles()):
+            logger.warning("all roles run in process; their model calls are serialised, so --workers > 1 gains little")
         # learning online changes the memory case by case: one at a time keeps the run reproducible
         workers = 1 if learns_online else spec.workers
         rows = _run_cells(todo, opts.out, keep, workers=workers, total=total, progress=opts.progress,
-                          fsync=opts.fsync, on_row=on_row)
+                          fsync=opts.fsync, on_row=on_row, executor=cells)
         order = {(c.id, seed, cond): i for i, (cond, seed, c) in
                  enumerate((cond, seed, c) for cond in spec.condition_names() for seed in spec.seeds for c in cases)}
         rows.sort(key=lambda r: order.get(row_key(r), len(order)))
@@ -339,6 +443,8 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         _write_html(opts.out, rows)
         return BenchOutcome(summary, opts.out, invalid)
     finally:
+        if cells is not None:
+            cells.close()
         if memory is not None:
             memory.close()
         if own_pool:
@@ -354,8 +460,8 @@ def _write_html(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     try:
         write_html_report(out, rows)
     except Exception as e:  # noqa: BLE001 - the results stand without their HTML view
-        print(f"warning: {out / 'report.html'} not written ({type(e).__name__}: {e}); "
-              f"`medsim view {out}` writes it again", file=sys.stderr)
+        logger.warning("%s not written (%s: %s); `medsim view %s` writes it again", out / "report.html",
+                    type(e).__name__, e, out)
 
 
 def _provenance(spec: RunSpec, built: Backends, opts: BenchOptions, started: str) -> dict[str, Any]:
@@ -381,13 +487,15 @@ def _fmt_acc(s: Mapping[str, Any]) -> str:
 
 def write_report(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                  models: Mapping[str, str], title: str | None = None) -> None:
-    cell = lambda v: str(v).replace("|", "/").replace("\n", " ") if v is not None else "-"  # noqa: E731
+    """report.md. Every text from a model, a case or the spec is escaped
+    (:func:`agents.textsafe.printable`); table cells keep their row (``|`` escaped)."""
+    cell = md_cell
     p = spec.protocol
     md = [f"# {title or 'medsim bench: ' + spec.cases}", "",
           f"- git revision: `{git_revision()}`",
           f"- seeds: {', '.join(map(str, spec.seeds))}; protocol {p.name} (doctor {p.doctor_mode}, "
           f"min gathering {p.min_gathering}, guards {'on' if p.guards else 'off'}), max turns {p.max_turns}",
-          "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()), "",
+          "- models: " + ", ".join(f"{r}={printable(m, single_line=True)}" for r, m in models.items()), "",
           "## Summary", "",
           f"- cases: {summary['cases']} (scored {summary['scored']}, failed {summary['failed']}, errors {summary['errors']})",
           f"- accuracy: {summary['correct']}/{summary['scored']} = {_fmt_acc(summary)}",
@@ -409,8 +517,13 @@ def write_report(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Seq
     md += ["", "## Cases", "", "| case | seed | condition | status | correct | diagnosis | truth | turns | tests |",
            "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| {cell(r['case_id'])} | {r.get('seed', 0)} | {cell(r.get('condition', 'base'))} | {r['status']} | "
-                  f"{cell(r['correct'])} | {cell(r['diagnosis'])} | {cell(r['truth'])} | {r['turns']} | {r['n_tests']} |")
+        md.append(f"| {cell(r['case_id'])} | {cell(r.get('seed', 0))} | {cell(r.get('condition', 'base'))} | "
+                  f"{cell(r['status'])} | {cell(r['correct'])} | {cell(r['diagnosis'])} | {cell(r['truth'])} | "
+                  f"{cell(r['turns'])} | {cell(r['n_tests'])} |")
+    from agents.suites.care import care_markdown
+
+    md += care_markdown(summary)  # AutoMedic runs: CARE, for the run and per condition
     if summary["errors"]:
         md += ["", "## Errors", ""] + [f"- `{cell(k)}`: {cell(v)}" for k, v in summary["error_cases"].items()]
-    (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    # a last pass over the whole page: the title, condition names and anything not a cell
+    (out / "report.md").write_text(printable("\n".join(md)) + "\n", encoding="utf-8")

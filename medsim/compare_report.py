@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from agents.textsafe import md_cell, printable
 from medsim.compare import CompareReport, Comparison, run_label, run_models
 
 __all__ = ["CompareOutputs", "markdown", "write_chart", "write_outputs", "default_out", "MAX_LISTED"]
@@ -49,7 +50,7 @@ def _p(p: float) -> str:
 
 
 def _cell(v: Any) -> str:
-    return "-" if v is None else str(v).replace("|", "/").replace("\n", " ")
+    return md_cell(v)
 
 
 def _title(c: Comparison) -> str:
@@ -128,7 +129,8 @@ def markdown(report: CompareReport, chart: str | None = "compare.png") -> str:
         md.append("")
     if report.notes:
         md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
-    return "\n".join(md)
+    # model, case and run text escaped everywhere on the page, not only in the tables
+    return printable("\n".join(md))
 
 
 def write_chart(report: CompareReport, path: Path) -> Path:
@@ -155,8 +157,12 @@ def write_chart(report: CompareReport, path: Path) -> Path:
         lo = [max(0.0, v - getattr(c, ci)[0] * 100) for v, c in zip(vals, cs)]
         hi = [max(0.0, getattr(c, ci)[1] * 100 - v) for v, c in zip(vals, cs)]
         ax.barh([y + off for y in ys], vals, height=h, xerr=[lo, hi], capsize=4, color=color, edgecolor="#223")
-        for y, v, c in zip(ys, vals, cs):
-            ax.text(1, y + off, f"{c.a if name == 'A' else c.b} {v:.0f}%", va="center", fontsize=8, color="white")
+        for y, v, up, c in zip(ys, vals, hi, cs):
+            label = f"{c.a if name == 'A' else c.b} {v:.0f}%"
+            if v >= 20:  # inside the bar
+                ax.text(1, y + off, label, va="center", fontsize=8, color="white")
+            else:  # a short bar: after its interval, in ink
+                ax.text(v + up + 1.5, y + off, label, va="center", fontsize=8, color="#223")
     ax.set_yticks(ys, labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)

@@ -29,18 +29,19 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from markupsafe import Markup, escape
 
+from agents.events import expand_prompts
 from agents.results import read_results, summarise
+from agents.textsafe import UNSAFE
 
 __all__ = ["write_html_report", "neutralise", "transcript_href", "ReportError"]
 
 TRANSCRIPTS = "transcripts"
 # events files are named by agents.names.event_file_name: a slug and a hash, nothing else
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,120}$")
-# shown as a visible mark, never passed to the browser: C0/C1 controls (but tab and
-# newline), DEL, bidi embeddings/overrides/isolates and marks, zero-width and
-# line/paragraph separators, BOM, lone surrogates (JSON may hold them)
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff"
-                     "\ud800-\udfff]")
+# shown as a visible mark, never passed to the browser: the characters the terminal and
+# report.md escape too (agents.textsafe: C0/C1 controls but tab and newline, DEL, bidi
+# controls, zero-width and line/paragraph separators, BOM, lone surrogates)
+_UNSAFE = UNSAFE
 _THUMB_PX = 360
 # what the pages read from a results row (rows of older runs may lack some)
 _ROW_DEFAULTS: dict[str, Any] = {"seed": 0, "condition": "base", "specialty": None, "status": "-", "diagnosis": None,
@@ -160,7 +161,7 @@ def _read_events(path: Path) -> list[dict[str, Any]]:
             continue  # a torn last line
         if isinstance(e, dict):
             out.append(e)
-    return out
+    return expand_prompts(out, strict=False)  # prompts logged as deltas, whole again
 
 
 def _sha256(path: Path) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import logging
 from typing import Callable
 
 from agents.events import ListSink
@@ -13,9 +13,12 @@ from agents.judge import Verdict, judge_diagnosis, precheck
 from agents.judge_eval import evaluate, format_evaluation, load_pairs, shipped_pairs
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
+from agents.textsafe import printable
 from medsim.assemble import Backends, preflight_roles, role_params
 
 __all__ = ["run_judge_command"]
+
+logger = logging.getLogger(__name__)
 
 
 def _judge_fn(args: argparse.Namespace, pool: LlamaPool) -> tuple[Callable[[str, str], Verdict], str]:
@@ -38,10 +41,10 @@ def _judge_fn(args: argparse.Namespace, pool: LlamaPool) -> tuple[Callable[[str,
 def run_judge_command(args: argparse.Namespace) -> int:
     one = args.truth is not None or args.diagnosis is not None
     if one == (args.pairs is not None):
-        print("medsim: error: give --truth and --diagnosis, or --pairs FILE (or --pairs shipped)", file=sys.stderr)
+        logger.error("give --truth and --diagnosis, or --pairs FILE (or --pairs shipped)")
         return 2
     if one and (not args.truth or not args.diagnosis):
-        print("medsim: error: --truth and --diagnosis go together, both non-empty", file=sys.stderr)
+        logger.error("--truth and --diagnosis go together, both non-empty")
         return 2
     pool = LlamaPool()
     try:
@@ -49,29 +52,34 @@ def run_judge_command(args: argparse.Namespace) -> int:
         if one:
             v = fn(args.diagnosis, args.truth)
             said = {True: "RIGHT", False: "WRONG", None: "UNDECIDED"}[v.correct]
-            print(f"{said} ({name}: {v.method}/{v.rule}): {v.rationale}")
+            print(printable(f"{said} ({name}: {v.method}/{v.rule}): {v.rationale}"))
             if v.correct is None:
-                print("the pre-check cannot decide this pair; pass --judge-llm SPEC to ask a model", file=sys.stderr)
+                logger.warning("the pre-check cannot decide this pair; pass --judge-llm SPEC to ask a model")
             return 0
         pairs = shipped_pairs() if args.pairs == "shipped" else load_pairs(args.pairs)
-        done = [0]
+        bar = None
+        if args.judge_llm:  # a model judge takes a while: a bar on a terminal, log lines elsewhere
+            from medsim.progress import Progress
+
+            bar = Progress(len(pairs), unit="pair")
 
         def counted(diagnosis: str, truth: str) -> Verdict:
             v = fn(diagnosis, truth)
-            done[0] += 1
-            if args.judge_llm and sys.stderr.isatty():
-                print(f"\r{done[0]}/{len(pairs)} pairs judged", end="", file=sys.stderr, flush=True)
+            if bar is not None:
+                bar.update()
             return v
-        ev = evaluate(pairs, counted)
-        if args.judge_llm and sys.stderr.isatty():
-            print(file=sys.stderr)
+        try:
+            ev = evaluate(pairs, counted)
+        finally:
+            if bar is not None:
+                bar.close()
         text = format_evaluation(ev, title=f"{name} on {args.pairs} ({len(pairs)} pairs)")
         if args.show == "none":
             text = text.split("\ndisagreements:")[0]
-        print(text)
+        print(printable(text))
         if args.show == "all":
-            for row in ev.rows():
-                print(json.dumps(row, ensure_ascii=False))
+            for row in ev.rows():  # ASCII JSON: no character of a pair reaches the terminal raw
+                print(json.dumps(row, ensure_ascii=True))
         return 0
     finally:
         pool.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agents.stats import wilson_interval
+from agents.textsafe import md_cell
 
 __all__ = ["ladder_conditions", "condition_table", "write_chart", "table_markdown", "LADDER"]
 
@@ -113,7 +114,7 @@ def table_markdown(table: Sequence[Mapping[str, Any]]) -> list[str]:
                 else (f"{t['diff']:+.1%} (n={t['paired_n']})" if "diff" in t and t["diff"] == t["diff"] else "-"))
         n = (f"{t['n']}" + (f" x{t['repeats']}" if t["repeats"] > 1 else "")
              + (f" (+{t['failed']} failed)" if t.get("failed") else ""))  # failed: not in n, not counted wrong
-        md.append(f"| {t['condition']} | {n} | {acc} | {diff} | {t['tokens_per_case']:.0f} | "
+        md.append(f"| {md_cell(t['condition'])} | {n} | {acc} | {diff} | {t['tokens_per_case']:.0f} | "
                   f"{t['evaluated_per_case']:.0f} | {t['wall_s_per_case']:.1f} | {t['cost_per_case']:.0f} |")
     return md
 

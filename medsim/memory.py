@@ -119,36 +119,42 @@ def open_existing(directory: Path, *, read_only: bool = True) -> StoreMemory:
 def run_memory_command(args: Any) -> int:
     """``medsim memory stats|search TEXT|show ID|export|clear``."""
     import json
+    import logging
     import sys
 
+    from agents.textsafe import printable
+
+    logger = logging.getLogger(__name__)
     d = Path(args.memory_dir)
     if args.action == "clear":
         if not args.yes:
-            print(f"medsim: error: clearing {d} deletes every record; add --yes", file=sys.stderr)
+            logger.error("clearing %s deletes every record; add --yes", d)
             return 2
         with open_existing(d, read_only=False) as m:
             n = m.state()["size"]
             m.store.clear()
-        print(f"cleared {n} record(s) from {d}")
+        print(printable(f"cleared {n} record(s) from {d}"))
         return 0
     with open_existing(d) as m:
         if args.action == "stats":
             st = m.state()
-            print(f"memory {d}: {st['size']} record(s): {st['records']} in records, {st['experience']} in "
-                  f"experience; embedder {st['embedder']} (dim {st['dim']}); hash {st['hash'][:16]}")
+            print(printable(f"memory {d}: {st['size']} record(s): {st['records']} in records, {st['experience']} in "
+                  f"experience; embedder {st['embedder']} (dim {st['dim']}); hash {st['hash'][:16]}"))
         elif args.action == "search":
             if not args.text:
-                print("medsim: error: search needs the text to look for", file=sys.stderr)
+                logger.error("search needs the text to look for")
                 return 2
             for h in m.recall(" ".join(args.text), args.k):
                 what = h.diagnosis if h.buffer == "records" else h.insight
-                print(f"{h.buffer}:{h.id}\t{h.score:.3f}\t{what}\t{' '.join(h.text.split())[:100]}")
+                cells = (f"{h.buffer}:{h.id}", f"{h.score:.3f}", what, " ".join(h.text.split())[:100])
+                print("\t".join(printable(c, single_line=True) for c in cells))
         elif args.action == "show":
             if not args.text or not args.text[0].isdigit():
-                print("medsim: error: show needs a record id (a number)", file=sys.stderr)
+                logger.error("show needs a record id (a number)")
                 return 2
-            print(json.dumps(m.store.get(int(args.text[0])).to_dict(), indent=2, ensure_ascii=False))
+            # ASCII JSON: a record's model text never reaches the terminal raw
+            print(json.dumps(m.store.get(int(args.text[0])).to_dict(), indent=2, ensure_ascii=True))
         elif args.action == "export":
             for rec in m.store.export():
-                sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                sys.stdout.write(json.dumps(rec, ensure_ascii=True) + "\n")
     return 0

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.cases.registry import load_cases, resolve_case_path
-from agents.events import EventSink, SCHEMA_VERSION, read_events
+from agents.events import EventSink, READABLE_SCHEMAS, read_events
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.replay import ReplayLLM
 from agents.participants import Participant, ReplayedParticipant, Switchable
@@ -123,9 +123,9 @@ def _read_log(p: Path) -> list[dict[str, Any]]:
         raise ReplayError(f"{p}: cannot be read ({e})") from None
     if not ev or ev[0].get("type") != "header":
         raise ReplayError(f"{p}: no header line")
-    if ev[0].get("schema") != SCHEMA_VERSION:
+    if ev[0].get("schema") not in READABLE_SCHEMAS:
         raise ReplayError(f"{p}: written by another medsim version (log schema {ev[0].get('schema')}, "
-                          f"this version reads {SCHEMA_VERSION})")
+                          f"this version reads {', '.join(map(str, READABLE_SCHEMAS))})")
     return ev
 
 

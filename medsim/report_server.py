@@ -8,8 +8,8 @@ Content-Security-Policy that allows no script and no network (the pages need nei
 """
 from __future__ import annotations
 
+import logging
 import mimetypes
-import sys
 import threading
 import webbrowser
 from functools import partial
@@ -20,6 +20,8 @@ from typing import Any, Callable
 from urllib.parse import unquote
 
 __all__ = ["RunHandler", "make_server", "serve", "resolve_request", "url_of"]
+
+logger = logging.getLogger(__name__)  # one INFO line per request (a request line is escaped there)
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'"
 _TEXT = {".jsonl": "text/plain; charset=utf-8", ".json": "text/plain; charset=utf-8", ".md": "text/plain; charset=utf-8",
@@ -62,7 +64,7 @@ class RunHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         if not self.quiet:
-            sys.stderr.write(f"{self.address_string()} {format % args}\n")
+            logger.info("%s %s", self.address_string(), format % args)
 
     def _refuse(self, status: HTTPStatus) -> None:
         body = f"{status.value} {status.phrase}\n".encode()

@@ -9,7 +9,7 @@ touched. Re-running finishes an interrupted re-scoring.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,13 +22,15 @@ from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
 from agents.names import slug
 from agents.results import case_row, read_results, row_key, summarise
-from agents.scorers import DiagnosisScorer, Transcript, TranscriptError, score_case
-from medsim.assemble import Backends, describe_roles, preflight_roles, role_params
+from agents.scorers import Transcript, TranscriptError, score_case
+from medsim.assemble import Backends, describe_roles, preflight_roles, role_params, scorers_for
 from medsim.bench import BenchError, _row_line, write_report
 from medsim.spec import RoleSpec, RunSpec, SpecError
 from medsim.toml_out import dumps as toml_dumps
 
 __all__ = ["ScoreOutcome", "rescore"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,11 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
     run_file = run_dir / "run.json"
     if not run_file.is_file():
         raise BenchError(f"{run_dir}: not a medsim bench run (no run.json)")
+    from medsim.osce import rescore_osce, run_suite
+
+    if run_suite(run_dir) == "osce":  # an OSCE run: its rubric judge re-scores the logs
+        return rescore_osce(run_dir, judge, label=label, pool=pool, backend=backend, progress=progress,
+                            on_row=on_row)  # type: ignore[return-value]
     try:
         spec = RunSpec.from_dict(json.loads(run_file.read_text(encoding="utf-8"))["spec"])
     except (OSError, ValueError, KeyError, SpecError) as e:
@@ -77,11 +84,18 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
         done = {row_key(r) for r in keep}
         rows = list(keep)
         unfinished: list[str] = []
+        bar = None
+        if progress:
+            from medsim.progress import Progress
+
+            bar = Progress(len(files), initial=len(keep), unit="log")
         with scores_file.open("a", encoding="utf-8") as fh:
             for path in files:
                 ev = read_events(path)
                 if not ev or ev[0].get("type") != "header":
                     unfinished.append(path.name)
+                    if bar is not None:
+                        bar.update()
                     continue
                 h = ev[0]
                 key = (h["case_id"], int(h.get("seed", 0)), h.get("condition", "base"))
@@ -95,12 +109,16 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
                     transcript = Transcript.from_events(ev, case_id=case.id)
                 except TranscriptError:
                     unfinished.append(path.name)  # a cell a killed run left; --resume re-runs it
+                    if bar is not None:
+                        bar.update()
                     continue
-                scorer = DiagnosisScorer(llm, role_params("judge", judge, key[1]),
-                                         RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
+                # the cell's own scorers (AutoMedic's condition: the option letter and CARE, no judge)
+                cell_spec = judged.for_condition(key[2]) if key[2] in judged.condition_names() else judged
+                scorers = scorers_for(cell_spec, llm, role_params("judge", judge, key[1]),
+                                      RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
                 new: list[dict[str, Any]] = []
                 with EventLog(out / "events" / path.name, keep=new) as log:
-                    score_case(case, transcript, [scorer], log)
+                    score_case(case, transcript, scorers, log)
                 row = case_row(case, list(transcript.events) + new, seed=key[1], condition=key[2],
                                events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0)
                 fh.write(_row_line(row))
@@ -108,9 +126,12 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
                 rows.append(row)
                 if on_row:
                     on_row(row)
-                if progress:
-                    print(f"{len(rows)}/{len(files)} {case.id}: {'correct' if row['correct'] else row['status'] if row['correct'] is None else 'wrong'}",
-                          file=sys.stderr)
+                logger.debug("%s/%s %s: %s", len(rows), len(files), case.id,
+                          "correct" if row["correct"] else row["status"] if row["correct"] is None else "wrong")
+                if bar is not None:
+                    bar.update(summarise(rows))
+        if bar is not None:
+            bar.close()
         summary = summarise(rows)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         write_report(out, judged, summary, rows, describe_roles(judged),

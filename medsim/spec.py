@@ -27,7 +27,8 @@ from medsim.toml_out import dumps as toml_dumps
 __all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "RunSpec", "load_toml", "set_dotted",
            "build_spec", "PROTOCOLS", "DOCTOR_MODES"]
 
-PROTOCOLS = ("medsim", "agentclinic")
+PROTOCOLS = ("medsim", "agentclinic", "automedic")
+PROMPT_STYLES = ("medsim", "agentclinic")
 DOCTOR_MODES = ("structured", "markers")
 BASE_CONDITION = "base"
 
@@ -160,9 +161,13 @@ class ProtocolSpec:
     measurement: bool = True  # the technician is there (MedAgentSim's "+measurement" rung)
     static: bool = False  # static QA: the doctor sees the whole case at once and answers in one turn
     budget: float | None = None  # the most a case may spend on tests and visits (agents/costs.toml)
+    # AgentClinic's bias conditions (agents.suites.biases): None is no bias (and is left out of
+    # the dict, so the identity of a run made without biases is unchanged)
+    doctor_bias: str | None = None
+    patient_bias: str | None = None
 
     KEYS = ("name", "doctor_mode", "prompt_style", "min_gathering", "guards", "guard_retries",
-            "measurement_hints", "max_turns", "measurement", "static", "budget")
+            "measurement_hints", "max_turns", "measurement", "static", "budget", "doctor_bias", "patient_bias")
 
     @classmethod
     def parse(cls, d: Mapping[str, Any], *, doctor_backend: str) -> "ProtocolSpec":
@@ -170,19 +175,20 @@ class ProtocolSpec:
         _check_keys(d, set(cls.KEYS), path)
         name = _str(d, "name", path, default="medsim", choices=PROTOCOLS)
         ac = name == "agentclinic"
+        am = name == "automedic"  # AutoMedic: a tagged dialogue (the doctor mode is unused), then the question
         # "auto" doctor mode: structured, except for server doctors (not every server
         # constrains replies to a JSON schema), which use markers
         mode = d.get("doctor_mode", "auto")
         if mode == "auto":
-            mode = "markers" if (ac or doctor_backend.startswith("openai:")) else "structured"
+            mode = "markers" if (ac or am or doctor_backend.startswith("openai:")) else "structured"
         mode = _str({"doctor_mode": mode}, "doctor_mode", path, choices=DOCTOR_MODES)
         style = d.get("prompt_style", "auto")
         if style == "auto":
-            style = name
-        style = _str({"prompt_style": style}, "prompt_style", path, choices=PROTOCOLS)
+            style = "medsim" if am else name
+        style = _str({"prompt_style": style}, "prompt_style", path, choices=PROMPT_STYLES)
         return cls(
             name=name, doctor_mode=mode, prompt_style=style,
-            min_gathering=_int(d, "min_gathering", path, lo=0, default=0 if ac else 3),
+            min_gathering=_int(d, "min_gathering", path, lo=0, default=0 if (ac or am) else 3),
             guards=_bool(d, "guards", path, default=not ac),
             guard_retries=_int(d, "guard_retries", path, lo=0, default=2),
             measurement_hints=_bool(d, "measurement_hints", path, default=not ac),
@@ -190,10 +196,26 @@ class ProtocolSpec:
             measurement=_bool(d, "measurement", path, default=True),
             static=_bool(d, "static", path, default=False),
             budget=(_float(d, "budget", path, lo=0.0, strict_lo=True) if d.get("budget") is not None else None),
+            doctor_bias=_bias(d, "doctor", path), patient_bias=_bias(d, "patient", path),
         )
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+
+
+def _bias(d: Mapping[str, Any], role: str, path: str) -> str | None:
+    """``protocol.<role>_bias``: a bias name (agents.suites.biases) or "none"/absent."""
+    from agents.suites.biases import NO_BIAS, BiasError, bias_text
+
+    key = f"{role}_bias"
+    v = _str(d, key, path, optional=True)
+    if v is None or v.strip().lower() == NO_BIAS:
+        return None
+    try:
+        bias_text(role, v)
+    except BiasError as e:
+        raise SpecError(f"{path}{key}: {e}") from None
+    return v.strip().lower().replace("-", "_").replace(" ", "_")
 
 
 @dataclass(frozen=True)
@@ -301,7 +323,7 @@ class Condition:
 
 
 _TOP_KEYS = {"cases", "limit", "skip_invalid", "seed", "seeds", "workers", "preflight", "llm", "model",
-             "roles", "protocol", "world", "memory", "diagnosis", "conditions"}
+             "executor", "ray_address", "roles", "protocol", "world", "memory", "diagnosis", "conditions"}
 _CONDITION_KEYS = {"llm", "model", "roles", "protocol", "memory", "diagnosis"}
 
 
@@ -313,6 +335,10 @@ class RunSpec:
     seeds: tuple[int, ...] = (0,)  # each case runs once per seed
     workers: int = 1  # cases run at once (not part of the run's identity)
     preflight: bool = True  # check each server once before the run starts
+    # where cells run (medsim.executors): "local" threads, or "ray" actors on a Ray cluster at
+    # ray_address (None: a local instance started for the run; "auto": a running cluster)
+    executor: str = "local"
+    ray_address: str | None = None
     roles: Mapping[str, RoleSpec] = field(default_factory=dict)
     protocol: ProtocolSpec = ProtocolSpec()
     world: WorldSpec = WorldSpec()
@@ -375,7 +401,7 @@ class RunSpec:
         return cls(
             cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
             workers=_int(d, "workers", "", lo=1, default=1), preflight=_bool(d, "preflight", "", default=True),
-            roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
+            **_executor(d), roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
             memory=base_memory, diagnosis=base_diagnosis, conditions=conditions,
         )
 
@@ -412,12 +438,19 @@ class RunSpec:
             out.extend(c.roles.values())
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, executor: bool = True) -> dict[str, Any]:
+        """The spec as a dict (``from_dict`` reads it back). ``executor=False`` leaves out
+        where the cells run: an event log's header is the same wherever its cell ran."""
         d: dict[str, Any] = {"cases": self.cases}
         if self.limit is not None:
             d["limit"] = self.limit
         d.update(skip_invalid=self.skip_invalid, seeds=list(self.seeds), workers=self.workers,
-                 preflight=self.preflight, protocol=self.protocol.to_dict(),
+                 preflight=self.preflight)
+        if executor and self.executor != "local":  # a local run's spec reads as it always did
+            d["executor"] = self.executor
+            if self.ray_address is not None:
+                d["ray_address"] = self.ray_address
+        d.update(protocol=self.protocol.to_dict(),
                  roles={r: s.to_dict() for r, s in self.roles.items()}, world=self.world.to_dict())
         if self.memory != MemorySpec():
             d["memory"] = self.memory.to_dict()
@@ -434,10 +467,21 @@ class RunSpec:
 
     def identity(self) -> dict[str, Any]:
         """What must match for ``--resume`` to continue a run: the spec without how it
-        is executed (workers, the server check)."""
-        d = self.to_dict()
+        is executed (workers, the server check, the executor)."""
+        d = self.to_dict(executor=False)
         d.pop("workers"), d.pop("preflight")
         return d
+
+
+EXECUTORS = ("local", "ray")
+
+
+def _executor(d: Mapping[str, Any]) -> dict[str, Any]:
+    executor = _str(d, "executor", "", default="local", choices=EXECUTORS)
+    address = _str(d, "ray_address", "", optional=True)
+    if address is not None and executor != "ray":
+        raise SpecError(f"ray_address: only with executor = \"ray\" (executor is {executor!r})")
+    return {"executor": executor, "ray_address": address}
 
 
 def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

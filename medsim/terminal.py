@@ -10,6 +10,7 @@ from agents.consultation import LAST_TURN
 from agents.participants.base import Observation
 from agents.participants.human import InputEnded, MAX_TYPED, ask, clean_typed, diagnose, order
 from agents.protocol import DoctorAction
+from agents.textsafe import printable
 from game.catalogue import MenuGroup
 
 __all__ = ["TerminalIO"]
@@ -25,7 +26,7 @@ class TerminalIO:
 
     # -- lines ----------------------------------------------------------------------
     def _say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
+        print(printable(text), file=self.out, flush=True)  # model text: never a raw control
 
     def _read(self, prompt: str) -> str:
         print(prompt, end="", file=self.out, flush=True)
@@ -93,6 +94,6 @@ class TerminalIO:
             self._say(f"(a number from 1 to {len(self.tests)}, o, b or m)")
 
     def reply(self, role: str, obs: Observation) -> str:
-        if role == "measurement" and obs.order:
+        if role == "measurement" and obs.order:  # the technician
             self._say(f"   (ordered: {obs.order})")
         return self._read("Your answer> ")

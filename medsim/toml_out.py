@@ -8,13 +8,20 @@ import math
 import re
 from typing import Any, Mapping
 
+from agents.textsafe import UNSAFE
+
 __all__ = ["dumps"]
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _key(k: str) -> str:
-    return k if _BARE.match(k) else json.dumps(k, ensure_ascii=False)
+    return k if _BARE.match(k) else UNSAFE.sub(_escape, json.dumps(k, ensure_ascii=False))
+
+
+def _escape(m: re.Match[str]) -> str:
+    cp = ord(m.group())
+    return "\\ufffd" if 0xD800 <= cp <= 0xDFFF else f"\\u{cp:04x}"
 
 
 def _value(v: Any) -> str:
@@ -28,8 +35,10 @@ def _value(v: Any) -> str:
         r = repr(v)
         return r if ("." in r or "e" in r) else r + ".0"
     if isinstance(v, str):
-        # JSON string escapes are valid TOML basic-string escapes, except \\/ (not produced)
-        return json.dumps(v, ensure_ascii=False)
+        # JSON string escapes are valid TOML basic-string escapes, except \\/ (not produced);
+        # characters unsafe on a terminal (agents.textsafe) as \\uXXXX, a lone surrogate
+        # (no TOML escape) as U+FFFD
+        return UNSAFE.sub(_escape, json.dumps(v, ensure_ascii=False))
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     raise TypeError(f"cannot write {type(v).__name__} as TOML")

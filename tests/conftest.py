@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import threading
@@ -99,7 +100,7 @@ def smol():
     from agents.llm.local_model import ModelNotInstalled, smollm2_path
 
     try:
-        import llama_cpp  # noqa: F401
+        importlib.import_module("llama_cpp")  # fails here when llama.cpp is missing
         path = smollm2_path()
     except (ImportError, ModelNotInstalled) as e:
         if os.environ.get("MEDSIM_REQUIRE_LLAMA"):

@@ -8,11 +8,11 @@ otherwise the id is ``<file stem>-<line>``.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from agents.cases.model import Case, CaseRecordError, ImagingStudy
+from agents.cases.jsonl import load_records
+from agents.cases.model import Case, CaseRecordError, ImagingStudy, image_location
 
 __all__ = ["load_agentclinic_jsonl", "parse_record"]
 
@@ -110,9 +110,9 @@ def parse_imaging(value: Any, path: str, problems: list[tuple[str, str]]) -> tup
                 problems.append((f"{where}.{key}", "missing or not a non-empty string"))
             vals[key] = v.strip() if isinstance(v, str) else ""
         body = st.get("body_part", "")
-        img = vals["image"]
-        if img and not img.startswith(("http://", "https://")):
-            img = str((base / img).resolve()) if not Path(img).is_absolute() else img
+        if "\x00" in vals["image"]:
+            problems.append((f"{where}.image", "holds a NUL character: not a file name or URL"))
+        img = image_location(vals["image"], base) if vals["image"] else ""
         out.append(ImagingStudy(vals["test"], vals["modality"], body if isinstance(body, str) else "", img,
                                 vals["report"]))
     return tuple(out)
@@ -121,38 +121,4 @@ def parse_imaging(value: Any, path: str, problems: list[tuple[str, str]]) -> tup
 def load_agentclinic_jsonl(path: str | Path) -> tuple[list[Case], list[CaseRecordError]]:
     """Read every record; return the valid cases and one error per invalid record
     (file, line, field). Never raises for bad records; raises OSError for a missing file."""
-    p = Path(path)
-    cases: list[Case] = []
-    errors: list[CaseRecordError] = []
-    seen: dict[str, int] = {}
-    with p.open("rb") as fh:
-        for lineno, raw_bytes in enumerate(fh, start=1):
-            if lineno == 1 and raw_bytes.startswith(b"\xef\xbb\xbf"):
-                raw_bytes = raw_bytes[3:]  # a UTF-8 byte-order mark
-            try:
-                raw = raw_bytes.decode("utf-8")
-            except UnicodeDecodeError as e:
-                errors.append(CaseRecordError(str(p), lineno, "<encoding>",
-                                              f"not UTF-8 text (byte 0x{raw_bytes[e.start]:02x} at column {e.start + 1})"))
-                continue
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as e:
-                errors.append(CaseRecordError(str(p), lineno, "<json>", f"invalid JSON: {e.msg} at column {e.colno}"))
-                continue
-            except (ValueError, RecursionError) as e:  # huge integers, absurd nesting
-                errors.append(CaseRecordError(str(p), lineno, "<json>", f"invalid JSON: {str(e)[:120]}"))
-                continue
-            case, errs = parse_record(record, str(p), lineno)
-            if errs:
-                errors.extend(errs)
-                continue
-            assert case is not None
-            if case.id in seen:
-                errors.append(CaseRecordError(str(p), lineno, "id", f"duplicate id '{case.id}' (first on line {seen[case.id]})"))
-                continue
-            seen[case.id] = lineno
-            cases.append(case)
-    return cases, errors
+    return load_records(path, parse_record)

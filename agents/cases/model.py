@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["Case", "ImagingStudy", "CaseRecordError", "CaseSetError", "flatten", "format_facts"]
+__all__ = ["Case", "ImagingStudy", "CaseRecordError", "CaseSetError", "flatten", "format_facts", "image_location"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,20 @@ class ImagingStudy:
     @property
     def is_url(self) -> bool:
         return self.image.startswith(("http://", "https://"))
+
+
+def image_location(image: str, folder: str | Path) -> str:
+    """A study's image as a case file names it -> a URL as it is, an absolute path as it
+    is, a relative path resolved against the case file's ``folder``. A name the system
+    cannot resolve (a NUL, a loop of links) is joined to the folder unresolved; the
+    loader reports a NUL, and a missing file is found when the image is opened."""
+    img = image.strip()
+    if img.startswith(("http://", "https://")) or Path(img).is_absolute():
+        return img
+    try:
+        return str((Path(folder) / img).resolve())
+    except (OSError, ValueError, RuntimeError):
+        return str(Path(folder) / img)
 
 
 @dataclass(frozen=True)
@@ -72,9 +87,13 @@ class CaseSetError(ValueError):
     """Raised when a case set has invalid records (and they are not to be skipped) or
     cannot be found."""
 
+    SHOWN = 20  # the message lists this many records; ``errors`` holds all of them
+
     def __init__(self, message: str, errors: list[CaseRecordError] | None = None):
         self.errors = list(errors or [])
-        detail = "".join(f"\n  {e}" for e in self.errors)
+        detail = "".join(f"\n  {e}" for e in self.errors[: self.SHOWN])
+        if len(self.errors) > self.SHOWN:
+            detail += f"\n  ... and {len(self.errors) - self.SHOWN} more"
         super().__init__(message + detail)
 
 

@@ -10,12 +10,12 @@ the doctor; here the technician returns it, and a vision model reads it when con
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from agents.cases.model import Case, CaseRecordError, ImagingStudy
+from agents.cases.jsonl import load_records
+from agents.cases.model import Case, CaseRecordError, ImagingStudy, image_location
 
 __all__ = ["load_nejm_jsonl", "parse_nejm_record", "looks_like_nejm"]
 
@@ -40,6 +40,8 @@ def parse_nejm_record(record: Any, path: str, line: int) -> tuple[Case | None, l
     image = record.get("image_url")
     if image is not None and (not isinstance(image, str) or not image.strip()):
         problems.append(("image_url", "present but not a non-empty string"))
+    elif isinstance(image, str) and "\x00" in image:
+        problems.append(("image_url", "holds a NUL character: not a file name or URL"))
     answers = record.get("answers")
     correct: list[str] = []
     if not isinstance(answers, list) or not answers:
@@ -62,10 +64,8 @@ def parse_nejm_record(record: Any, path: str, line: int) -> tuple[Case | None, l
     demographics = f"{m.group(1)}-{m.group(2).lower()}-old {m.group(3).lower()}" if m else "adult patient"
     studies: tuple[ImagingStudy, ...] = ()
     if image:
-        img = image.strip()
-        if not img.startswith(("http://", "https://")) and not Path(img).is_absolute():
-            img = str((Path(path).parent / img).resolve())
-        studies = (ImagingStudy(test="Imaging", modality="image", body_part="", image=img,
+        studies = (ImagingStudy(test="Imaging", modality="image", body_part="",
+                                image=image_location(image, Path(path).parent),
                                 report="The image was taken; it has no written report."),)
     return Case(
         id=(case_id or f"{Path(path).stem}-{line:03d}").strip(),
@@ -82,32 +82,4 @@ def parse_nejm_record(record: Any, path: str, line: int) -> tuple[Case | None, l
 
 
 def load_nejm_jsonl(path: str | Path) -> tuple[list[Case], list[CaseRecordError]]:
-    p = Path(path)
-    cases: list[Case] = []
-    errors: list[CaseRecordError] = []
-    seen: dict[str, int] = {}
-    with p.open("rb") as fh:
-        for lineno, raw_bytes in enumerate(fh, start=1):
-            try:
-                raw = raw_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as e:
-                errors.append(CaseRecordError(str(p), lineno, "<encoding>", f"not UTF-8 text (byte {e.start + 1})"))
-                continue
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except (ValueError, RecursionError) as e:
-                errors.append(CaseRecordError(str(p), lineno, "<json>", f"invalid JSON: {str(e)[:120]}"))
-                continue
-            case, errs = parse_nejm_record(record, str(p), lineno)
-            if errs:
-                errors.extend(errs)
-                continue
-            assert case is not None
-            if case.id in seen:
-                errors.append(CaseRecordError(str(p), lineno, "id", f"duplicate id '{case.id}' (first on line {seen[case.id]})"))
-                continue
-            seen[case.id] = lineno
-            cases.append(case)
-    return cases, errors
+    return load_records(path, parse_nejm_record)

@@ -23,6 +23,14 @@ def registered_case_sets() -> list[str]:
 def resolve_case_path(spec: str) -> Path:
     if spec in _REGISTRY:
         return Path(str(resources.files("agents").joinpath(_REGISTRY[spec])))
+    if "\x00" in spec or any("\ud800" <= ch <= "\udfff" for ch in spec):
+        # a name that is not UTF-8 text (the OS hands its bytes over as surrogates) would end
+        # up in every log and report, none of which can hold it: refused before anything runs
+        try:
+            shown = spec.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            shown = spec.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise CaseSetError(f"case set path '{shown}' is not UTF-8 text (or holds a NUL); rename the file")
     p = Path(spec).expanduser()
     if p.is_file():
         return p

@@ -59,12 +59,14 @@ class Output:
 class LLMError(RuntimeError):
     """A backend failed to produce an output (dead server, timeout, bad response).
 
-    ``transient`` errors are retried by :class:`agents.llm.wrappers.Retrying`."""
+    ``transient`` errors are retried by :func:`agents.llm.calls.generate_logged`, waiting
+    at least ``retry_after_s`` where the server asked for it (HTTP Retry-After)."""
 
-    def __init__(self, message: str, *, backend: str, transient: bool = True):
+    def __init__(self, message: str, *, backend: str, transient: bool = True, retry_after_s: float | None = None):
         super().__init__(f"[{backend}] {message}")
         self.backend = backend
         self.transient = transient
+        self.retry_after_s = retry_after_s
 
 
 @runtime_checkable

@@ -36,7 +36,8 @@ def generate_logged(
     policy: RetryPolicy = RetryPolicy(),
     sleep: Callable[[float], None] = time.sleep,
 ) -> Output:
-    """Call ``llm.generate``; on a transient :class:`LLMError` wait and retry up to
+    """Call ``llm.generate``; on a transient :class:`LLMError` wait (the policy's backoff,
+    or the server's Retry-After if longer, at most ``max_backoff_s``) and retry up to
     ``policy.retries`` times (each retry is an event); re-raise the last error."""
     attempt = 0
     while True:
@@ -45,7 +46,10 @@ def generate_logged(
         except LLMError as e:
             if not e.transient or attempt >= policy.retries:
                 raise
-            wait = min(policy.backoff_s * (2 ** attempt), policy.max_backoff_s)
+            wait = policy.backoff_s * (2 ** attempt)
+            if e.retry_after_s is not None:  # the server's Retry-After, never past the cap
+                wait = max(wait, e.retry_after_s)
+            wait = min(wait, policy.max_backoff_s)
             attempt += 1
             sink.emit(LLMRetry(role=ctx.role, turn=ctx.turn, attempt=attempt, error=str(e), backoff_s=wait))
             sleep(wait)

@@ -24,10 +24,14 @@ __all__ = ["LlamaPool", "LlamaCppLLM"]
 class LlamaPool:
     """Owns loaded llama.cpp contexts: one per (model file, role), one lock per file."""
 
-    def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256):
+    def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1):
         self.n_ctx = n_ctx
         self.n_threads = n_threads or max(1, os.cpu_count() or 1)
         self.n_batch = n_batch
+        # n_seq > 1: per_role calls of all threads decode together in one context of n_seq
+        # sequences of n_ctx tokens per model file (agents.llm.batched); 1: serial, as above
+        self.n_seq = n_seq
+        self._engines: dict[str, Any] = {}
         self._contexts: dict[tuple[str, str], Any] = {}
         # for context="swap": which role's state is loaded in a file's one context, and
         # the saved states of the others
@@ -69,8 +73,21 @@ class LlamaPool:
             self._contexts.setdefault(key, llm)
             return self._contexts[key]
 
+    def engine(self, path: str, seed: int) -> Any:
+        """The file's :class:`~agents.llm.batched.BatchedEngine`, loaded on first use."""
+        with self._guard:
+            if path not in self._engines:
+                from agents.llm.batched import BatchedEngine
+
+                self._engines[path] = BatchedEngine(path, n_seq=self.n_seq, n_ctx_seq=self.n_ctx,
+                                                    n_threads=self.n_threads, n_batch=self.n_batch, seed=seed)
+            return self._engines[path]
+
     def close(self) -> None:
         with self._guard:
+            for engine in self._engines.values():
+                engine.close()
+            self._engines.clear()
             for llm in self._contexts.values():
                 close = getattr(llm, "close", None)
                 if close:
@@ -162,6 +179,9 @@ class LlamaCppLLM:
         pool.owner[path] = role
 
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
+        if self.pool.n_seq > 1 and self.context == "per_role" and self.projector is None:
+            # concurrent calls decode together; same prompt, sampler and stop rules as below
+            return self.pool.engine(self.path, params.seed).generate(messages, params, label=self.name)
         slot = ctx.role if self.context == "per_role" else "one"
         with self.pool.lock_for(self.path):
             llm = self.pool.context(self.path, slot, params.seed, self.projector)

@@ -16,10 +16,20 @@ server, a refused key or a wrong model name is reported once instead of per case
 
 Proxies are taken from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``)
 as ``urllib`` does.
+
+A reply's size is capped twice, for servers that ignore ``max_tokens``: the body read
+from the socket stops at :func:`body_limit` bytes (a transient transport error), and the
+text is cut to :func:`text_limit` characters (``finish_reason`` "length", with a note in
+the call's event). Every transport fault and malformed reply (cut-short or non-UTF-8
+body, bad status line, closed connection, not JSON, no message, content that is not
+text) is a transient :class:`LLMError`, retried by the caller's policy. Missing or
+invalid ``usage`` leaves the text standing: the counts are 0 and the note says why.
 """
 from __future__ import annotations
 
 import base64
+import datetime
+import email.utils
 import http.client
 import json
 import os
@@ -34,15 +44,28 @@ from typing import Any, Sequence
 
 from agents.llm.base import chat_message, CallContext, GenerateParams, LLMError, Message, Output
 
-__all__ = ["API_KEY_ENV", "OpenAICompatLLM", "check_server"]
+__all__ = ["API_KEY_ENV", "OpenAICompatLLM", "body_limit", "check_server", "text_limit"]
 
 API_KEY_ENV: tuple[str, ...] = ("MEDSIM_API_KEY", "OPENAI_API_KEY")
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 _NO_MODEL_LISTING = frozenset({404, 405, 501})
 _CHUNK = 64 * 1024
-_MAX_BODY = 32 * 1024 * 1024  # a chat reply or a model list is far smaller
+_MAX_BODY = 32 * 1024 * 1024  # a model list is far smaller
+_MIN_KEY_SCRUB = 8  # model text is scrubbed of keys this long or longer (not "EMPTY", "x", "ollama")
 _SNIPPET = 200  # characters of a server's error body quoted in a message
+
+
+def body_limit(max_tokens: int) -> int:
+    """Bytes of a chat reply read at most: 1 MiB, more for a large ``max_tokens`` (64
+    bytes a token covers JSON escapes and the envelope)."""
+    return min(_MAX_BODY, max(1 << 20, 64 * max(0, max_tokens)))
+
+
+def text_limit(max_tokens: int) -> int:
+    """Characters of reply text kept at most: 16 a token, and 256 more (a token is
+    rarely over 8 characters)."""
+    return 16 * max(0, max_tokens) + 256
 
 
 def _transient_status(status: int) -> bool:
@@ -113,6 +136,12 @@ def _auth_headers(env_vars: Sequence[str], backend: str) -> tuple[dict[str, str]
 
 def _scrub(text: str, key: str | None) -> str:
     return text.replace(key, "***") if key else text
+
+
+def _scrub_reply(text: str, key: str | None) -> str:
+    """Model text without the key, where the key is long enough to be a secret (scrubbing
+    "x" or "EMPTY", placeholder keys for local servers, would garble the text)."""
+    return _scrub(text, key) if key and len(key) >= _MIN_KEY_SCRUB else text
 
 
 def _error(message: str, *, backend: str, key: str | None, transient: bool) -> LLMError:
@@ -231,9 +260,9 @@ def _connection(base: _BaseURL, suffix: str,
 
 
 def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
-             headers: dict[str, str], timeout_s: float) -> _Reply:
+             headers: dict[str, str], timeout_s: float, max_body: int = _MAX_BODY) -> _Reply:
     """One HTTP exchange that ends within ``timeout_s`` of its start, whatever the server
-    does. Raises :class:`_Failure`."""
+    does, reading at most ``max_body`` bytes of body. Raises :class:`_Failure`."""
     deadline = time.monotonic() + timeout_s
 
     def left() -> float:
@@ -263,6 +292,9 @@ def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
                 conn.request(method, target, body=body, headers={**headers, **extra})
                 sock.settimeout(left())
                 response = conn.getresponse()  # status line and headers
+                if response.length is not None and response.length > max_body:
+                    raise _Failure("transport", f"the reply announces {response.length} bytes, more than the "
+                                                f"{max_body} bytes read at most")
                 chunks: list[bytes] = []
                 size = 0
                 while True:
@@ -273,8 +305,8 @@ def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
                         break
                     chunks.append(chunk)
                     size += len(chunk)
-                    if size > _MAX_BODY:
-                        raise _Failure("transport", f"the reply is larger than {_MAX_BODY // 2**20} MiB")
+                    if size > max_body:
+                        raise _Failure("transport", f"the reply is larger than the {max_body} bytes read at most")
                 if response.length:  # http.client's read1 ends a short body without a word
                     raise http.client.IncompleteRead(b"".join(chunks), response.length)
                 return _Reply(response.status, response.reason or "", response.headers, b"".join(chunks))
@@ -341,8 +373,30 @@ def _http_error(reply: _Reply, url: str, *, backend: str, key: str | None) -> LL
         where = reply.headers.get("Location", "elsewhere")
         return _error(f"HTTP {reply.status} from {url}: redirects to {where}; use that as the base URL",
                       backend=backend, key=key, transient=False)
-    return _error(f"HTTP {reply.status} from {url}: {reply.reason}{_snippet(reply)}",
-                  backend=backend, key=key, transient=_transient_status(reply.status))
+    err = _error(f"HTTP {reply.status} from {url}: {reply.reason}{_snippet(reply)}",
+                 backend=backend, key=key, transient=_transient_status(reply.status))
+    err.retry_after_s = _retry_after(reply.headers.get("Retry-After"))
+    return err
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number of seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        s = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None or when.tzinfo is None:
+            return None
+        s = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    if s != s or s in (float("inf"), float("-inf")):  # NaN, inf
+        return None
+    return max(0.0, s)
 
 
 # ---------------------------------------------------------------------------- reply parsing
@@ -359,18 +413,23 @@ def _count(value: Any) -> int | None:
     return None
 
 
-def _usage(payload: dict) -> tuple[int, int | None, int]:
-    """(prompt tokens, prompt tokens evaluated or None, completion tokens); bad usage
-    counts as missing."""
+def _usage(payload: dict) -> tuple[int, int | None, int, str]:
+    """(prompt tokens, prompt tokens evaluated or None, completion tokens, a note on what
+    was wrong with them or ""); bad usage counts as missing. The reply's text stands:
+    the counts are bookkeeping, and retrying a good reply for them would waste it."""
     usage = payload.get("usage")
+    if usage is None:
+        return 0, None, 0, "the server sent no token usage (counted as 0)"
     if not isinstance(usage, dict):
-        return 0, None, 0
+        return 0, None, 0, "the server's token usage is not an object (counted as 0)"
     pt = _count(usage.get("prompt_tokens"))
     ct = _count(usage.get("completion_tokens"))
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
     evaluated = max(0, pt - cached) if pt is not None and cached is not None else None
-    return pt or 0, evaluated, ct or 0
+    bad = [k for k, v in (("prompt_tokens", pt), ("completion_tokens", ct)) if v is None]
+    note = f"the server's {' and '.join(bad)} is not a token count (counted as 0)" if bad else ""
+    return pt or 0, evaluated, ct or 0, note
 
 
 # ---------------------------------------------------------------------------- the backend
@@ -405,7 +464,7 @@ class OpenAICompatLLM:
         t0 = time.perf_counter()
         try:
             reply = _request(self._base, "POST", "/chat/completions", body=json.dumps(body).encode(),
-                             headers=headers, timeout_s=params.timeout_s)
+                             headers=headers, timeout_s=params.timeout_s, max_body=body_limit(params.max_tokens))
         except _Failure as f:
             if f.kind == "timeout":
                 msg = f"no complete reply within {_seconds(params.timeout_s)} s (whole-call timeout) from {url}"
@@ -426,6 +485,9 @@ class OpenAICompatLLM:
         except json.JSONDecodeError as e:
             raise _error(f"response from {url} is not JSON ({e.msg} at character {e.pos}): {text[:_SNIPPET]}",
                          backend=self.name, key=key, transient=True) from None
+        except (ValueError, RecursionError) as e:  # a number of over 4300 digits; nesting too deep
+            raise _error(f"response from {url} is JSON that cannot be read ({type(e).__name__})",
+                         backend=self.name, key=key, transient=True) from None
         choice = None
         if isinstance(payload, dict) and isinstance(payload.get("choices"), list) and payload["choices"]:
             choice = payload["choices"][0]
@@ -437,12 +499,21 @@ class OpenAICompatLLM:
         if content is not None and not isinstance(content, str):
             raise _error(f"unexpected response shape from {url}: choices[0].message.content is a "
                          f"{type(content).__name__}, not text", backend=self.name, key=key, transient=True)
-        pt, evaluated, ct = _usage(payload)
+        pt, evaluated, ct, usage_note = _usage(payload)
+        notes = [usage_note] if usage_note else []
         finish = choice.get("finish_reason")
+        finish = _scrub_reply(finish, key)[:40] if isinstance(finish, str) and finish else "stop"
+        text = _scrub_reply(content or "", key)
+        if content is None:
+            notes.append("the server sent no text (content null)")
+        cap = text_limit(params.max_tokens)
+        if len(text) > cap:
+            notes.append(f"reply truncated: {len(text)} characters, more than the {cap} that max_tokens="
+                         f"{params.max_tokens} allows (the server ignores max_tokens?)")
+            text, finish = text[:cap], "length"
         return Output(
-            text=content or "", model=self.name, prompt_tokens=pt, prompt_tokens_evaluated=evaluated,
-            completion_tokens=ct, latency_s=latency,
-            finish_reason=finish if isinstance(finish, str) and finish else "stop",
+            text=text, model=self.name, prompt_tokens=pt, prompt_tokens_evaluated=evaluated,
+            completion_tokens=ct, latency_s=latency, finish_reason=finish, note="; ".join(notes),
         )
 
 
@@ -484,7 +555,7 @@ def check_server(base_url: str, model: str, *, timeout_s: float = 10.0,
     text = _body_text(reply)
     try:
         payload = json.loads(text) if text is not None else None
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, a number too long, nesting too deep
         return None
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, list):

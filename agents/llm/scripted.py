@@ -76,21 +76,34 @@ class ScriptedLLM:
                       if w.lower() not in case.diagnosis.lower())
         return _DIAG_FORMS[form].format(dx)
 
-    def _patient(self, case: Case, question: str) -> str:
+    def _patient(self, case: Case, question: str, said: frozenset[str] = frozenset()) -> str:
+        """The case's answer to a question it recognises; otherwise (or when that answer was
+        already given: a person asks in their own words) the next fact not yet said, so the
+        patient never repeats itself."""
         p = case.patient
         q = question.lower()
         sym = p.get("Symptoms") or {}
         primary = sym.get("Primary_Symptom", "") if isinstance(sym, dict) else str(sym)
-        if "brings you" in q:
-            return f"{primary}. {p.get('History', '')}".strip()
-        if "how long" in q or "better or worse" in q:
-            return str(p.get("History", "I'm not sure."))
-        if "medical" in q or "medicine" in q:
-            return str(p.get("Past_Medical_History", "Nothing I know of."))
-        if any(w in q for w in ("smoke", "drink", "work", "live")):
-            return str(p.get("Social_History", "Nothing special."))
         sec = sym.get("Secondary_Symptoms", []) if isinstance(sym, dict) else []
-        return ("I have also noticed: " + ", ".join(map(str, sec)) + ".") if sec else "Nothing else I've noticed."
+        history = str(p.get("History", "I'm not sure."))
+        past = str(p.get("Past_Medical_History", "Nothing I know of."))
+        social = str(p.get("Social_History", "Nothing special."))
+        if "brings you" in q:
+            answer = f"{primary}. {p.get('History', '')}".strip()
+        elif "how long" in q or "better or worse" in q:
+            answer = history
+        elif "medical" in q or "medicine" in q:
+            answer = past
+        elif any(w in q for w in ("smoke", "drink", "work", "live")):
+            answer = social
+        else:
+            answer = ("I have also noticed: " + ", ".join(map(str, sec)) + ".") if sec else "Nothing else I've noticed."
+        if answer not in said:
+            return answer
+        for fact in (history, past, social, "Nothing else I've noticed.", "I think I have told you everything I know."):
+            if fact not in said:
+                return fact
+        return f"I don't know what else to say, doctor (that was question {len(said) + 1})."
 
     def _measurement(self, case: Case, order: str) -> str:
         request = order.splitlines()[0].split(":", 1)[-1] if order else ""
@@ -188,7 +201,7 @@ class ScriptedLLM:
             if params.response_schema:
                 text = self._as_json(text)
         elif ctx.role == "patient":
-            text = self._patient(case, last)
+            text = self._patient(case, last, frozenset(m.content for m in messages if m.role == "assistant"))
         elif ctx.role == "measurement":
             text = self._measurement(case, last)
         else:

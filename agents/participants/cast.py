@@ -19,7 +19,7 @@ from agents.participants.wrappers import Guarded, Hinted, ignored_records, names
 from agents.roles import (CONSULTATION_ROLES, doctor_system, measurement_system, patient_system, role_defaults,
                           vision_system)
 
-__all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params"]
+__all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params", "biased"]
 
 Cast = Mapping[str, Participant]
 # (case, sink) -> the participants of that case's consultation
@@ -47,6 +47,9 @@ class CastConfig:
     static: bool = False  # static QA: the doctor reads the whole case and answers once
     params: Mapping[str, GenerateParams] = field(default_factory=dict)
     retry: Mapping[str, RetryPolicy] = field(default_factory=dict)
+    # AgentClinic's bias conditions (agents.suites.biases): appended to that role's system prompt only
+    doctor_bias: str | None = None
+    patient_bias: str | None = None
 
     def params_for(self, role: str) -> GenerateParams:
         return self.params.get(role) or default_params(role)
@@ -59,6 +62,18 @@ class CastConfig:
         return replace(self, params={r: replace(self.params_for(r), seed=seed) for r in roles})
 
 
+def biased(cfg: CastConfig, role: str, system: str, sink: EventSink) -> str:
+    """``system`` with the role's bias appended (``cfg.doctor_bias`` / ``patient_bias``),
+    recorded as a ``bias_applied`` event; unchanged without one."""
+    from agents.suites.biases import NO_BIAS, BiasApplied, bias_text, with_bias
+
+    name = getattr(cfg, f"{role}_bias", None)
+    if not name or name == NO_BIAS:
+        return system
+    sink.emit(BiasApplied(role=role, bias=name, text=bias_text(role, name)))
+    return with_bias(system, role, name)
+
+
 def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSink) -> dict[str, Participant]:
     """Doctor, patient and technician as LLM participants, wrapped per ``cfg``."""
     style = cfg.prompt_style
@@ -67,10 +82,10 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
         return cls(role=role, llm=llms[role], system=system, params=cfg.params_for(role), case_id=case.id,
                    sink=sink, policy=cfg.retry_for(role), **kw)
 
-    doctor = make("doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style,
-                                          measurement=cfg.measurement, static=cfg.static), LLMDoctor,
-                  mode=cfg.doctor_mode, measurement=cfg.measurement, static=cfg.static)
-    patient = make("patient", patient_system(case, style=style))
+    doctor = make("doctor", biased(cfg, "doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style,
+                                                                measurement=cfg.measurement, static=cfg.static), sink),
+                  LLMDoctor, mode=cfg.doctor_mode, measurement=cfg.measurement, static=cfg.static)
+    patient = make("patient", biased(cfg, "patient", patient_system(case, style=style), sink))
     tech = make("measurement", measurement_system(case, style=style, hinted=cfg.measurement_hints))
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient, "measurement": tech}
     vision = llms.get("vision")

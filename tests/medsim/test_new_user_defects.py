@@ -257,8 +257,10 @@ def test_each_openai_role_has_its_own_model(tmp_path, server):
 
 def test_naming_one_role_says_what_the_others_use(tmp_path, server):
     s, url = server
+    # a doctor that gets to a diagnosis: a run that scores nothing exits 1
+    s.script = {"doctor": ["What brings you in?", "DIAGNOSIS READY: Asthma"]}
     r = medsim("bench", "--cases", "demo", "--limit", "1", "--doctor-llm", f"openai:{url}", "--doctor-model", "m",
-               "--out", str(tmp_path / "o"), "--no-progress")
+               "--out", str(tmp_path / "o"), "--no-progress", "--min-gathering", "0")
     assert r.returncode == 0, r.stderr
     note = r.stderr.lower()
     assert "patient" in note and "judge" in note and "scripted" in note

@@ -1,0 +1,208 @@
+"""The OSCE treatment-persuasion encounter (after OSCE-Project).
+
+Per round the doctor speaks and the patient answers in character; after each answer a
+stop detector (:mod:`agents.suites.osce_stop`) decides whether the patient accepted,
+left (a second opinion counts) or goes on; the encounter also ends after
+``max_rounds``. The doctor is told the demographics, diagnosis, recommended treatment,
+its risks, benefits, prognosis and alternatives; the patient's personality, symptoms and
+fears are in the patient's prompt only.
+
+The events go to the same log as a consultation's (``case_started``, ``utterance``,
+``llm_call``, ``consultation_ended`` with status accepted | left | undecided | error |
+failed); the rubric judge is a scorer over the finished log
+(:class:`agents.suites.osce_judge.OsceRubricScorer`), so a run is re-scored from its logs.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+from agents.events import CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, EventSink, TurnLimitReached, Utterance
+from agents.llm.base import LLM, CallContext, GenerateParams, LLMError, Message
+from agents.llm.calls import RetryPolicy, generate_logged
+from agents.participants.base import Observation, Participant, RoleFailure
+from agents.participants.llm import LLMParticipant
+from agents.prompts import render
+from agents.suites.osce_events import OsceStarted, StopDecision
+from agents.suites.osce_personas import Persona
+from agents.suites.osce_stop import STOP_SCHEMA, StopVerdict, detect_by_rules, parse_stop_reply, split_marker, stop_messages_text
+
+__all__ = ["EncounterConfig", "Encounter", "EncounterOutcome", "doctor_system", "patient_system", "doctor_brief",
+           "osce_cast", "StopDetector", "OPENING", "OUTCOMES"]
+
+OPENING = ("The patient, a {demographics}, has come in to talk about the treatment you recommend. "
+           "Begin the conversation.")
+LAST_ROUND = "(This is the last exchange: the patient will decide after your reply.)"
+OUTCOMES = ("accepted", "left", "undecided")
+
+
+@dataclass(frozen=True)
+class EncounterConfig:
+    max_rounds: int = 10
+    stop_classifier: bool = True  # a classifier call when no rule decides
+
+    def __post_init__(self) -> None:
+        if self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
+
+
+@dataclass(frozen=True)
+class EncounterOutcome:
+    case_id: str
+    status: str  # accepted | left | undecided | error | failed
+    rounds: int
+    error: str | None
+    failure: str | None
+
+
+def _bullets(items) -> str:
+    return "\n".join(f"  - {x}" for x in items) or "  - none stated"
+
+
+def doctor_brief(persona: Persona) -> dict[str, object]:
+    """Everything the doctor is told (and nothing else)."""
+    c = persona.case
+    return {"demographics": persona.demographics, "diagnosis": c.diagnosis, "treatment": c.treatment,
+            "risks": list(c.risks), "benefits": list(c.benefits), "prognosis": c.prognosis,
+            "alternatives": list(c.alternatives)}
+
+
+def doctor_system(persona: Persona, max_rounds: int) -> str:
+    b = doctor_brief(persona)
+    return render("osce_doctor", demographics=b["demographics"], diagnosis=b["diagnosis"], treatment=b["treatment"],
+                  risks=_bullets(b["risks"]), benefits=_bullets(b["benefits"]), prognosis=b["prognosis"],
+                  alternatives=_bullets(b["alternatives"]), max_rounds=max_rounds)
+
+
+def patient_system(persona: Persona) -> str:
+    c = persona.case
+    return render("osce_patient", demographics=persona.demographics, gender=persona.gender_text, trait=persona.trait,
+                  situation=c.situation, symptoms=_bullets(c.symptoms), fears=_bullets(c.fears), told=c.told)
+
+
+def osce_cast(persona: Persona, llms: Mapping[str, LLM], params: Mapping[str, GenerateParams],
+              retry: Mapping[str, RetryPolicy], sink: EventSink, *, max_rounds: int) -> dict[str, Participant]:
+    """The doctor and the patient as LLM participants, each with its own conversation."""
+    return {
+        "doctor": LLMParticipant("doctor", llms["doctor"], doctor_system(persona, max_rounds), params["doctor"],
+                                 persona.id, sink, retry.get("doctor", RetryPolicy())),
+        "patient": LLMParticipant("patient", llms["patient"], patient_system(persona), params["patient"], persona.id,
+                                  sink, retry.get("patient", RetryPolicy())),
+    }
+
+
+class StopDetector:
+    """Rules (:func:`agents.suites.osce_stop.detect_by_rules`), then, if a model is
+    given, one bounded-JSON classifier call (logged as role ``stop``)."""
+
+    def __init__(self, llm: LLM | None = None, params: GenerateParams = GenerateParams(temperature=0.0, max_tokens=20),
+                 policy: RetryPolicy = RetryPolicy()):
+        self.llm, self.policy = llm, policy
+        self.params = replace(params, response_schema=json.dumps(STOP_SCHEMA, sort_keys=True), stop=())
+
+    def __call__(self, reply: str, *, case_id: str, turn: int, sink: EventSink) -> StopVerdict:
+        v = detect_by_rules(reply)
+        if v is not None or self.llm is None:
+            return v or StopVerdict("continue", "none", "")
+        out = generate_logged(self.llm, [Message("user", stop_messages_text(reply))], self.params,
+                              CallContext("stop", case_id, turn), sink, self.policy)
+        got = parse_stop_reply(out.text)
+        if got is None:
+            return StopVerdict("continue", "classifier_unparsed", out.text[:200])
+        return StopVerdict(got, "classifier", out.text[:200])
+
+
+def _clean(text: str, label: str) -> str:
+    t = text.strip()
+    for lab in (f"{label}:", f"**{label}:**", f"{label.upper()}:"):
+        if t.startswith(lab):
+            t = t[len(lab):].strip()
+    return t
+
+
+class Encounter:
+    """A steppable treatment discussion: :meth:`step` is one round."""
+
+    def __init__(self, persona: Persona, cast: Mapping[str, Participant], config: EncounterConfig, sink: EventSink,
+                 stop: StopDetector):
+        missing = [r for r in ("doctor", "patient") if r not in cast]
+        if missing:
+            raise ValueError(f"the cast has no {', '.join(missing)}")
+        self.persona, self.cast, self.config, self.sink, self.stop = persona, cast, config, sink, stop
+        self.round = 0
+        self.decision: str | None = None  # accepted | left
+        self.error: str | None = None
+        self.failure: str | None = None
+        self._next = OPENING.format(demographics=persona.demographics)
+        self._started = False
+        self._outcome: EncounterOutcome | None = None
+
+    @property
+    def done(self) -> bool:
+        return (self.decision is not None or self.error is not None or self.failure is not None
+                or self.round >= self.config.max_rounds)
+
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        p = self.persona
+        self.sink.emit(CaseStarted(case_id=p.id, objective=f"Discuss the recommended treatment: {p.case.treatment}",
+                                   demographics=p.demographics))
+        self.sink.emit(OsceStarted(case_id=p.id, persona={"mbti": p.mbti, "gender": p.gender,
+                                                          "gender_drawn": p.gender_drawn, "case": p.case.code,
+                                                          "title": p.case.title, "case_source": p.case.source},
+                                   doctor_brief=doctor_brief(p), max_rounds=self.config.max_rounds))
+
+    def step(self) -> None:
+        self.start()
+        if self.done:
+            return
+        self.round += 1
+        r = self.round
+        final = r == self.config.max_rounds
+        try:
+            d = self.cast["doctor"].act(Observation(turn=r, text=f"{self._next}\n{LAST_ROUND}" if final else self._next,
+                                                    final=final))
+            said = _clean(d.said, "Doctor") or "(The doctor says nothing.)"
+            self.sink.emit(Utterance(turn=r, speaker="doctor", addressee="patient", text=said, source=d.source))
+            p = self.cast["patient"].act(Observation(turn=r, text=f"Doctor: {said}"))
+            raw = _clean(p.text, "Patient")
+            spoken = split_marker(raw)[0] or "(The patient says nothing.)"
+            self.sink.emit(Utterance(turn=r, speaker="patient", addressee="doctor", text=spoken, source=p.source))
+            v = self.stop(raw, case_id=self.persona.id, turn=r, sink=self.sink)
+        except RoleFailure as e:
+            self.failure = str(e)
+            self.sink.emit(ConsultationFailed(turn=r, role=e.role, problem=e.problem, reason=self.failure))
+            return
+        except LLMError as e:
+            self.error = str(e)
+            self.sink.emit(CaseError(turn=r, error=self.error))
+            return
+        self.sink.emit(StopDecision(turn=r, decision=v.decision, rule=v.rule, evidence=v.evidence))
+        if v.decision in ("accepted", "left"):
+            self.decision = v.decision
+        elif final:
+            self.sink.emit(TurnLimitReached(turn=r, max_turns=self.config.max_rounds))
+        self._next = f"Patient: {spoken}"
+
+    def fail(self, message: str) -> None:
+        if self._outcome is None and self.error is None:
+            self.error = message
+            self.sink.emit(CaseError(turn=self.round, error=message))
+
+    def finish(self) -> EncounterOutcome:
+        if self._outcome is not None:
+            return self._outcome
+        status = ("error" if self.error else "failed" if self.failure else self.decision or "undecided")
+        self.sink.emit(ConsultationEnded(status=status, turns=self.round, diagnosis=None, tests_requested=[],
+                                         error=self.error, failure=self.failure))
+        self._outcome = EncounterOutcome(self.persona.id, status, self.round, self.error, self.failure)
+        return self._outcome
+
+    def run(self) -> EncounterOutcome:
+        self.start()
+        while not self.done:
+            self.step()
+        return self.finish()

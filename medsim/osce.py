@@ -1,0 +1,509 @@
+"""``medsim osce``: OSCE treatment-persuasion encounters as a benchmark run.
+
+The run directory has the bench's layout and files: ``run.json`` (the spec, checked on
+``--resume``, written by :func:`medsim.bench.prepare_out`), ``events/<slug>-<hash>.jsonl``
+per (persona, seed, condition) (a header with the whole spec, then every event),
+``results.jsonl`` (one row per finished cell, keyed by (case_id = persona id, seed,
+condition), flushed as it finishes), ``results.csv``, ``summary.json`` and ``report.md``.
+``--resume`` skips finished cells, ``--workers N`` runs cells at once, and ``medsim score
+RUN_DIR`` re-scores the logs with another judge (:func:`rescore_osce`, dispatched from
+:func:`medsim.score.rescore`). The roles are ``doctor``, ``patient`` and ``judge`` (the
+judge's model also runs the stop classifier); each takes any backend spec, so
+``--doctor-llm openai:URL --doctor-model NAME`` brings your own doctor over HTTP.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from agents.events import CaseFinished, EventLog, Header, Scored, read_events
+from agents.llm.base import LLM, GenerateParams
+from agents.llm.calls import RetryPolicy
+from agents.llm.llamacpp import LlamaPool
+from agents.llm.spec import describe_spec
+from agents.names import event_file_name, slug
+from agents.provenance import git_revision, package_versions, run_provenance, utc_now
+from agents.roles import role_defaults
+from agents.results import read_results, row_key, write_results_csv
+from agents.scorers import Transcript, TranscriptError, score_case
+from agents.suites.osce import Encounter, EncounterConfig, StopDetector, osce_cast
+from agents.suites.osce_judge import OsceRubricScorer
+from agents.suites.osce_personas import (SHIPPED, Persona, PersonaError, load_osce_cases, load_traits,
+                                         parse_personas, resolve_persona)
+from agents.suites.osce_results import osce_row, summarise_osce
+from agents.suites.osce_rubric import WEIGHTS, RubricError, load_rubric
+from agents.suites.osce_scripted import OsceScriptedLLM
+from medsim.assemble import Backends, preflight_roles
+from medsim.bench import BenchError, BenchOptions, _row_line, drive, prepare_out
+from medsim.osce_cli import OSCE_ROLES
+from medsim.spec import RoleSpec, SpecError
+
+__all__ = ["OsceSpec", "OsceOutcome", "OsceScoreOutcome", "build_osce_spec", "run_osce", "rescore_osce",
+           "spec_from_osce_args", "run_osce_command", "OSCE_ROLES"]
+
+# the suite's own generation defaults (a doctor explains at some length; the judge answers 10 keys)
+_ROLE_DEFAULTS = {"doctor": {"max_tokens": 220}, "patient": {"max_tokens": 160, "temperature": 0.7},
+                  "judge": {"max_tokens": 200, "temperature": 0.0}}
+CONDITION = "base"
+
+
+@dataclass(frozen=True)
+class OsceSpec:
+    """Everything an OSCE run is. ``personas`` are resolved ids (``random`` already
+    drawn), so the spec reproduces the run; ``requested`` is what was asked for."""
+
+    personas: tuple[str, ...]
+    requested: str
+    roles: Mapping[str, RoleSpec]
+    seeds: tuple[int, ...] = (0,)
+    max_rounds: int = 10
+    stop_classifier: bool = True
+    cases: str = SHIPPED  # "shipped" or a directory of case files
+    rubric: str | None = None  # None: medsim's own
+    workers: int = 1
+    preflight: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"suite": "osce", "personas": list(self.personas), "requested": self.requested, "cases": self.cases,
+             "seeds": list(self.seeds), "max_rounds": self.max_rounds, "stop_classifier": self.stop_classifier,
+             "roles": {r: s.to_dict() for r, s in self.roles.items()}, "workers": self.workers,
+             "preflight": self.preflight, "weights": dict(WEIGHTS)}
+        if self.rubric:
+            d["rubric"] = self.rubric
+        return d
+
+    def identity(self) -> dict[str, Any]:
+        d = self.to_dict()
+        d.pop("workers"), d.pop("preflight")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "OsceSpec":
+        if d.get("suite") != "osce":
+            raise SpecError("not an OSCE run spec (no suite = 'osce')")
+        roles = {r: RoleSpec.parse(r, dict(v), llm=v.get("backend", "scripted"), model=v.get("model"))
+                 for r, v in (d.get("roles") or {}).items()}
+        return cls(personas=tuple(d["personas"]), requested=d.get("requested", ""), roles=roles,
+                   seeds=tuple(d.get("seeds", (0,))), max_rounds=int(d.get("max_rounds", 10)),
+                   stop_classifier=bool(d.get("stop_classifier", True)), cases=d.get("cases", SHIPPED),
+                   rubric=d.get("rubric"), workers=int(d.get("workers", 1)), preflight=bool(d.get("preflight", True)))
+
+
+def build_osce_spec(personas: str, *, llm: str = "scripted", model: str | None = None,
+                    roles: Mapping[str, Mapping[str, Any]] | None = None, seeds: Sequence[int] = (0,),
+                    max_rounds: int = 10, stop_classifier: bool = True, cases: str | None = None,
+                    rubric: str | None = None, workers: int = 1, preflight: bool = True) -> OsceSpec:
+    """Validate and resolve: the persona ids against the cases, the roles' backends, the
+    rubric. Raises :class:`PersonaError`, :class:`RubricError` or :class:`SpecError`."""
+    if max_rounds < 1:
+        raise SpecError(f"max_rounds: must be at least 1, got {max_rounds} (--max-rounds)")
+    if workers < 1:
+        raise SpecError(f"workers: must be at least 1, got {workers} (--workers)")
+    if not seeds or len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
+        raise SpecError(f"seeds: each seed once, 0 or more, got {list(seeds)}")
+    case_dir = SHIPPED if cases in (None, SHIPPED) else str(Path(cases).expanduser().resolve())
+    codes = list(load_osce_cases(case_dir))
+    refs = parse_personas(personas, codes, seed=seeds[0])
+    if rubric is not None:
+        rubric = str(Path(rubric).expanduser().resolve())
+        load_rubric(rubric)
+    rs = {}
+    for r in OSCE_ROLES:
+        over = dict((roles or {}).get(r) or {})
+        d = {**_ROLE_DEFAULTS[r], **{k: v for k, v in over.items() if v is not None}}
+        rs[r] = RoleSpec.parse(r, d, llm=llm, model=model)
+        if rs[r].backend in ("human", "none"):
+            raise SpecError(f"roles.{r}.backend: '{rs[r].backend}' cannot play the {r} of an OSCE run")
+    return OsceSpec(personas=tuple(r.id for r in refs), requested=personas, roles=rs, seeds=tuple(seeds),
+                    max_rounds=max_rounds, stop_classifier=stop_classifier, cases=case_dir, rubric=rubric,
+                    workers=workers, preflight=preflight)
+
+
+def _params(role: str, rs: RoleSpec, seed: int) -> GenerateParams:
+    return GenerateParams(temperature=rs.temperature, max_tokens=rs.max_tokens, seed=seed, timeout_s=rs.timeout_s)
+
+
+def _policy(rs: RoleSpec) -> RetryPolicy:
+    return RetryPolicy(retries=rs.retries, backoff_s=rs.backoff_s)
+
+
+class _Models:
+    """Backends by (role, seed): the scripted OSCE fake for ``scripted``, else the
+    bench's backends (local, gguf:, openai:); ``override`` replaces roles (tests)."""
+
+    def __init__(self, pool: LlamaPool, override: Mapping[str, LLM] | None = None):
+        self.backends = Backends({}, pool, override=override)
+        self.override = dict(override or {})
+        self._fakes: dict[int, LLM] = {}
+
+    def get(self, role: str, rs: RoleSpec, seed: int) -> LLM:
+        if role in self.override:
+            return self.override[role]
+        if rs.backend == "scripted":
+            return self._fakes.setdefault(seed, OsceScriptedLLM(seed=seed))
+        return self.backends.get(role, rs, seed)
+
+
+@dataclass
+class _Plan:
+    spec: OsceSpec
+    seed: int
+    llms: dict[str, LLM]
+    rubric: Any
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def models(self) -> dict[str, str]:
+        return {r: describe_spec(rs.backend, rs.model) if rs.backend != "scripted" else "scripted-osce"
+                for r, rs in self.spec.roles.items()}
+
+
+def run_cell(plan: _Plan, persona: Persona, path: Path, *, events_file: str) -> dict[str, Any]:
+    """Encounter, rubric scoring and the row of one (persona, seed); every event goes to
+    ``path``. A bug in one cell is recorded as that cell's error."""
+    t0 = time.perf_counter()
+    spec, seed = plan.spec, plan.seed
+    events: list[dict[str, Any]] = []
+    roles = spec.roles
+    with EventLog(path, keep=events) as log:
+        log.emit(Header(case_id=persona.id, case_source=persona.case.source, seed=seed, condition=CONDITION,
+                        spec=spec.identity(), models=plan.models,  # not workers: the same log either way
+                        git_revision=git_revision(),
+                        packages=package_versions(), **plan.provenance))
+        def build() -> Encounter:
+            cast = osce_cast(persona, plan.llms, {r: _params(r, roles[r], seed) for r in roles},
+                             {r: _policy(roles[r]) for r in roles}, log, max_rounds=spec.max_rounds)
+            stop = StopDetector(plan.llms["judge"] if spec.stop_classifier else None,
+                                GenerateParams(temperature=0.0, max_tokens=20, seed=seed,
+                                               timeout_s=roles["judge"].timeout_s), _policy(roles["judge"]))
+            return Encounter(persona, cast, EncounterConfig(spec.max_rounds, spec.stop_classifier), log, stop)
+
+        drive(build, log)
+        scorer = OsceRubricScorer(plan.llms["judge"], _params("judge", roles["judge"], seed), _policy(roles["judge"]),
+                                  plan.rubric)
+        try:
+            score_case(persona, Transcript.from_events(events, case_id=persona.id), [scorer], log)
+        except Exception as e:  # noqa: BLE001 - recorded as the cell's error
+            log.emit(Scored(scorer="osce", value=None,
+                            details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+        row = osce_row(events, seed=seed, condition=CONDITION, events_file=events_file,
+                       wall_s=time.perf_counter() - t0, case_id=persona.id)
+        log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=None, correct=None))
+    return row
+
+
+@dataclass(frozen=True)
+class OsceOutcome:
+    summary: dict[str, Any]
+    out: Path
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.summary["errors"] else 0
+
+
+def _progress(total: int, initial: int, unit: str, enabled: bool):  # -> medsim.progress.Progress | None
+    if not enabled:
+        return None
+    try:
+        from medsim.progress import Progress
+    except ImportError:
+        return None
+    return Progress(total, initial=initial, unit=unit)
+
+
+def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] | None = None,
+             pool: LlamaPool | None = None, on_row: Callable[[dict[str, Any]], None] | None = None) -> OsceOutcome:
+    """Run (or resume) an OSCE run into ``opts.out``. Nothing is written before the
+    cases, traits, rubric, models and servers have been checked."""
+    started = utc_now()
+    cases = load_osce_cases(spec.cases)
+    traits = load_traits()
+    rubric = load_rubric(spec.rubric)
+    refs = parse_personas(",".join(spec.personas), list(cases))
+    own_pool = pool is None
+    pool = pool or LlamaPool()
+    try:
+        models = _Models(pool, backends)
+        plans: dict[int, _Plan] = {}
+        for seed in spec.seeds:
+            plans[seed] = _Plan(spec, seed, {r: models.get(r, rs, seed) for r, rs in spec.roles.items()}, rubric)
+        if spec.preflight:
+            preflight_roles({r: rs for r, rs in spec.roles.items() if r not in (backends or {})})
+        first = plans[spec.seeds[0]]
+        prov = run_provenance(cases_file=None, models=first.models, llms=first.llms, command=opts.command or None,
+                              started=started)
+        keep = prepare_out(spec, opts, prov)  # type: ignore[arg-type] - it reads identity() and to_dict()
+        for p in plans.values():
+            p.provenance = prov
+        done = {row_key(r) for r in keep}
+        cells = [(plans[s], resolve_persona(ref, cases, traits, seed=s)) for s in spec.seeds for ref in refs]
+        todo = [(p, per) for p, per in cells if (per.id, p.seed, CONDITION) not in done]
+        rows = _run_cells(todo, opts, keep, workers=spec.workers, total=len(cells), on_row=on_row)
+        order = {(per.id, p.seed, CONDITION): i for i, (p, per) in enumerate(cells)}
+        rows.sort(key=lambda r: order.get(row_key(r), len(order)))
+        summary = summarise_osce(rows)
+        out = opts.out
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_osce_report(out, spec, summary, rows, first.models)
+        write_results_csv([_flat(r) for r in rows], out / "results.csv")
+        return OsceOutcome(summary, out)
+    finally:
+        if own_pool:
+            pool.close()
+
+
+def _flat(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row for results.csv: the per-round totals as one text field, the rest as it is."""
+    r = dict(row)
+    r["per_round"] = [f"r{x['round']}={x['total']}" for x in row.get("per_round") or []]
+    r.pop("criteria", None)
+    return r
+
+
+def _run_cells(todo: Sequence[tuple[_Plan, Persona]], opts: BenchOptions, keep: list[dict[str, Any]], *, workers: int,
+               total: int, on_row: Callable[[dict[str, Any]], None] | None) -> list[dict[str, Any]]:
+    from medsim.bench import _Results
+
+    out = opts.out
+    (out / "events").mkdir(parents=True, exist_ok=True)
+    results = _Results(out / "results.jsonl", keep, fsync=opts.fsync)
+    bar = _progress(total, len(keep), "encounter", opts.progress and bool(todo))
+    rows = list(keep)
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as ex:
+            futs = {}
+            for plan, per in todo:
+                name = event_file_name(per.id, plan.seed, CONDITION)
+                futs[ex.submit(run_cell, plan, per, out / "events" / name, events_file=f"events/{name}")] = per
+            for fut in as_completed(futs):
+                row = fut.result()
+                results.append(row)
+                rows.append(row)
+                if on_row:
+                    on_row(row)
+                if bar is not None:
+                    bar.update(None)
+    finally:
+        results.close()
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+# -- the report ----------------------------------------------------------------------------
+def _f(v: Any) -> str:
+    return "-" if v is None else f"{v:.1f}" if isinstance(v, float) else str(v)
+
+
+def _cell(v: Any) -> str:
+    return _f(v).replace("|", "/").replace("\n", " ")
+
+
+def write_osce_report(out: Path, spec: OsceSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                      models: Mapping[str, str], title: str | None = None) -> None:
+    s = summary
+    md = [f"# {title or 'medsim osce: ' + spec.requested}", "",
+          f"- git revision: `{git_revision()}`",
+          f"- personas: {len(spec.personas)} ({spec.requested}); seeds: {', '.join(map(str, spec.seeds))}; "
+          f"max rounds {spec.max_rounds}; stop classifier {'on' if spec.stop_classifier else 'off (rules only)'}",
+          f"- cases: {spec.cases}; rubric: {spec.rubric or 'medsim (agents/suites/osce_data/rubric.csv)'}",
+          "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()),
+          "- scores: per category met / (met + not met) x 10 over the conversation so far (a met criterion stays "
+          "met); '-' where no criterion of the category was relevant; total = empathy 30%, persuasion 40%, "
+          "safety 30% over the categories that have a score",
+          "- strengths, weaknesses, key moments and suggestions: rule-derived from the criteria (no model call)", "",
+          "## Summary", "",
+          f"- encounters: {s['cases']} (scored {s['scored']}, failed {s['failed']}, errors {s['errors']})",
+          f"- outcome: accepted {s['accepted']}, left {s['left']}, undecided {s['undecided']} "
+          f"(acceptance {_f(None if s['acceptance_rate'] is None else 100 * s['acceptance_rate'])}%)",
+          f"- mean scores: empathy {_f(s['mean_empathy'])}, persuasion {_f(s['mean_persuasion'])}, "
+          f"safety {_f(s['mean_safety'])}, total {_f(s['mean_total'])}; mean rounds {_f(s['mean_rounds'])}",
+          f"- tokens: prompt {s['prompt_tokens']}, completion {s['completion_tokens']}", ""]
+    for name, key in (("case", "by_case"), ("MBTI type", "by_mbti")):
+        md += [f"## By {name}", "", f"| {name} | n | accepted | empathy | persuasion | safety | total |",
+               "|---|---|---|---|---|---|---|"]
+        for k, b in s[key].items():
+            md.append(f"| {k} | {b['scored']} | {b['accepted']} | {_f(b['mean_empathy'])} | "
+                      f"{_f(b['mean_persuasion'])} | {_f(b['mean_safety'])} | {_f(b['mean_total'])} |")
+        md.append("")
+    md += ["## Encounters", "", "| persona | seed | gender | outcome | rounds | empathy | persuasion | safety | total "
+           "| total by round |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        g = f"{r.get('gender') or '-'}{' (drawn)' if r.get('gender_drawn') else ''}"
+        by_round = " ".join(_f(x.get("total")) for x in r.get("per_round") or [])
+        md.append(f"| {_cell(r['case_id'])} | {r.get('seed', 0)} | {g} | {_cell(r.get('outcome') or r['status'])} | "
+                  f"{r.get('rounds')} | {_f(r.get('empathy'))} | {_f(r.get('persuasion'))} | {_f(r.get('safety'))} | "
+                  f"{_f(r.get('total'))} | {by_round} |")
+    md += ["", "## Feedback", ""]
+    for r in rows:
+        if r.get("error"):
+            continue
+        md += [f"### {r['case_id']} (seed {r.get('seed', 0)}): {r.get('outcome') or r['status']}", ""]
+        for key, label in (("strengths", "Strengths"), ("weaknesses", "Weaknesses"), ("key_moments", "Key moments"),
+                           ("suggestions", "Suggestions")):
+            items = r.get(key) or []
+            md += [f"**{label}**", ""] + ([f"- {_cell(x)}" for x in items] or ["- none"]) + [""]
+    if s["errors"]:
+        md += ["## Errors", ""] + [f"- `{_cell(k)}`: {_cell(v)}" for k, v in s["error_cases"].items()]
+    (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+
+
+# -- re-scoring ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OsceScoreOutcome:
+    out: Path
+    summary: dict[str, Any]
+    original: dict[str, Any]
+    flipped: list[tuple[str, Any, Any]]  # (cell, the run's total, this judge's total) where they differ
+    unfinished: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.summary["errors"] else 0
+
+    def lines(self) -> list[str]:
+        s, b = self.summary, self.original
+        out = [f"re-scored {s['cases']} encounters -> {self.out}",
+               f"  this judge:      empathy {_f(s['mean_empathy'])}, persuasion {_f(s['mean_persuasion'])}, "
+               f"safety {_f(s['mean_safety'])}, total {_f(s['mean_total'])}, {s['errors']} errors",
+               f"  the run's judge: empathy {_f(b['mean_empathy'])}, persuasion {_f(b['mean_persuasion'])}, "
+               f"safety {_f(b['mean_safety'])}, total {_f(b['mean_total'])}"]
+        out += [f"  {label}: total {_f(a)} -> {_f(c)}" for label, a, c in self.flipped]
+        if self.unfinished:
+            out.append(f"  {len(self.unfinished)} log(s) of unfinished encounters not scored (finish the run with --resume)")
+        return out
+
+
+def run_suite(run_dir: Path) -> str | None:
+    """The suite a run directory holds ("osce"), or None for a bench run."""
+    try:
+        spec = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8")).get("spec") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    return spec.get("suite") if isinstance(spec, dict) else None
+
+
+def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: LlamaPool | None = None,
+                 backend: LLM | None = None, progress: bool = False,
+                 on_row: Callable[[dict[str, Any]], None] | None = None) -> OsceScoreOutcome:
+    """Re-judge every finished encounter's rounds from its log into
+    ``RUN_DIR/scores/<label>/`` (scores.jsonl, events/, summary.json, report.md,
+    judge.toml); re-running finishes an interrupted re-scoring."""
+    from medsim.toml_out import dumps as toml_dumps
+
+    run_dir = Path(run_dir)
+    try:
+        spec = OsceSpec.from_dict(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["spec"])
+    except (OSError, ValueError, KeyError, SpecError) as e:
+        raise BenchError(f"{run_dir / 'run.json'}: cannot read the run's spec ({e})") from None
+    if judge.max_tokens == role_defaults("judge").max_tokens:  # the diagnosis judge's default: too few for 10 keys
+        judge = replace(judge, max_tokens=_ROLE_DEFAULTS["judge"]["max_tokens"])
+    judged = replace(spec, roles={**spec.roles, "judge": judge})
+    label = slug(label or describe_spec(judge.backend, judge.model), 60)
+    out = run_dir / "scores" / label
+    rubric = load_rubric(spec.rubric)
+    files = sorted((run_dir / "events").glob("*.jsonl"))
+    if not files:
+        raise BenchError(f"{run_dir}: no event logs to score")
+    own_pool = pool is None
+    pool = pool or LlamaPool()
+    try:
+        models = _Models(pool, {"judge": backend} if backend is not None else None)
+        if backend is None and spec.preflight:
+            preflight_roles({"judge": judge})
+        (out / "events").mkdir(parents=True, exist_ok=True)
+        (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
+        scores_file = out / "scores.jsonl"
+        keep = read_results(scores_file)
+        done = {row_key(r) for r in keep}
+        rows = list(keep)
+        unfinished: list[str] = []
+        bar = _progress(len(files), len(keep), "log", progress)
+        with scores_file.open("a", encoding="utf-8") as fh:
+            for path in files:
+                ev = read_events(path)
+                if not ev or ev[0].get("type") != "header":
+                    unfinished.append(path.name)
+                    continue
+                h = ev[0]
+                key = (h["case_id"], int(h.get("seed", 0)), h.get("condition", CONDITION))
+                if key in done:
+                    continue
+                t0 = time.perf_counter()
+                try:
+                    transcript = Transcript.from_events(ev, case_id=key[0])
+                except TranscriptError:
+                    unfinished.append(path.name)
+                    continue
+                llm = models.get("judge", judge, key[1])
+                scorer = OsceRubricScorer(llm, _params("judge", judge, key[1]), _policy(judge), rubric)
+                new: list[dict[str, Any]] = []
+                with EventLog(out / "events" / path.name, keep=new) as log:
+                    try:
+                        score_case(None, transcript, [scorer], log)
+                    except Exception as e:  # noqa: BLE001 - recorded as the cell's error
+                        log.emit(Scored(scorer="osce", value=None,
+                                        details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+                row = osce_row(list(transcript.events) + new, seed=key[1], condition=key[2],
+                               events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0,
+                               case_id=key[0])
+                fh.write(_row_line(row))
+                fh.flush()
+                rows.append(row)
+                if on_row:
+                    on_row(row)
+                if bar is not None:
+                    bar.update(None)
+        if bar is not None:
+            bar.close()
+        summary = summarise_osce(rows)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_osce_report(out, judged, summary, rows, {r: describe_spec(rs.backend, rs.model) for r, rs in judged.roles.items()},
+                          title=f"medsim score: {run_dir.name} re-judged by {describe_spec(judge.backend, judge.model)}")
+        original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
+        flipped = [(f"{k[0]} (seed {k[1]})", original[k].get("total"), r.get("total"))
+                   for r in rows for k in [row_key(r)] if k in original and original[k].get("total") != r.get("total")]
+        return OsceScoreOutcome(out, summary, summarise_osce(original.values()), flipped, unfinished)
+    finally:
+        if own_pool:
+            pool.close()
+
+
+# -- the command ------------------------------------------------------------------------------
+def spec_from_osce_args(args: argparse.Namespace) -> OsceSpec:
+    roles: dict[str, dict[str, Any]] = {}
+    for r in OSCE_ROLES:
+        d = {"backend": getattr(args, f"{r}_llm"), "model": getattr(args, f"{r}_model"), "timeout_s": args.timeout,
+             "retries": args.retries}
+        roles[r] = {k: v for k, v in d.items() if v is not None}
+    if args.seed is not None and args.seeds is not None:
+        raise SpecError("give --seed or --seeds, not both")
+    seeds = args.seeds or [args.seed or 0]
+    return build_osce_spec(args.personas, llm=args.llm, model=args.model, roles=roles, seeds=seeds,
+                           max_rounds=args.max_rounds, stop_classifier=not args.no_stop_classifier,
+                           cases=args.osce_cases, rubric=args.rubric, workers=args.workers,
+                           preflight=not args.no_preflight)
+
+
+def run_osce_command(args: argparse.Namespace) -> int:
+    try:
+        spec = spec_from_osce_args(args)
+        doc = spec.roles["doctor"].backend
+        out = args.out or Path("runs") / f"osce-{slug(args.personas, 30)}-{slug(doc, 30)}-s{spec.seeds[0]}"
+        o = run_osce(spec, BenchOptions(out=out, resume=args.resume, retry_errors=args.retry_errors,
+                                        progress=not args.no_progress, command=getattr(args, "argv", ())))
+    except (PersonaError, RubricError) as e:
+        print(f"medsim: error: {e}", file=sys.stderr)
+        return 2
+    s = o.summary
+    print(f"{s['cases']} encounters: accepted {s['accepted']}, left {s['left']}, undecided {s['undecided']}; "
+          f"mean empathy {_f(s['mean_empathy'])}, persuasion {_f(s['mean_persuasion'])}, safety {_f(s['mean_safety'])}, "
+          f"total {_f(s['mean_total'])}; {s['failed']} failed, {s['errors']} errors -> {o.out}")
+    return o.exit_code

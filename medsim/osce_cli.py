@@ -1,0 +1,64 @@
+"""``medsim osce``'s arguments: kept apart from :mod:`medsim.osce` so that building the
+CLI's parser imports nothing heavy (the command imports the suite when it runs)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_osce_parser", "OSCE_ROLES"]
+
+OSCE_ROLES = ("doctor", "patient", "judge")
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        out = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 0,1,2, got {text!r}") from None
+    if not out:
+        raise argparse.ArgumentTypeError("expected at least one seed")
+    return out
+
+
+def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
+    """``medsim osce``'s arguments (added to the CLI's subcommands)."""
+    o = sub.add_parser("osce", help="OSCE treatment-persuasion encounters: MBTI personas, a 30-criterion rubric, "
+                                    "a bench-format run directory")
+    o.add_argument("--personas", default="random",
+                   help="persona ids, comma-separated: INTJ_M_PNEUMO, ESFP_F_LUNG, INTJ_PNEUMO (gender drawn from the "
+                        "seed), all (16 x 2 x cases), all_no_gender, random, random_no_gender (default: random)")
+    o.add_argument("--osce-cases", default=None,
+                   help="a directory of case files: medsim's TOML or OSCE-Project's prompts/cases/*.txt "
+                        "(default: medsim's own PNEUMO and LUNG)")
+    o.add_argument("--rubric", default=None, help="a rubric CSV (number, criterion, good example, bad example, "
+                                                  "category; default: medsim's own)")
+    o.add_argument("--max-rounds", type=int, default=10, help="rounds before the encounter ends undecided (default 10)")
+    o.add_argument("--no-stop-classifier", action="store_true",
+                   help="decide stops by the patient's marker and plain phrases only (no classifier call)")
+    o.add_argument("--seed", type=int, default=None, help="the run's seed (default 0)")
+    o.add_argument("--seeds", type=_seeds, default=None, help="several seeds, e.g. 0,1,2 (default: --seed)")
+    o.add_argument("--workers", type=int, default=1, help="encounters run at once (default 1)")
+    o.add_argument("--llm", default="scripted",
+                   help="backend of every role that does not name its own: scripted | local | smollm2 | gguf:PATH | "
+                        "openai:BASE_URL (default: scripted, a deterministic fake)")
+    o.add_argument("--model", default=None,
+                   help="model name of every openai: role that does not name its own (default: the server's)")
+    for r in OSCE_ROLES:
+        o.add_argument(f"--{r}-llm", default=None, help=f"backend of the {r} (default: --llm)")
+        o.add_argument(f"--{r}-model", default=None, help=f"model name of the {r}, openai: backends (default: --model)")
+    o.add_argument("--timeout", type=float, default=None, help="whole-call timeout of every role, seconds (default 120)")
+    o.add_argument("--retries", type=int, default=None, help="retries per model call on transient errors (default 3)")
+    o.add_argument("--no-preflight", action="store_true", help="do not check each server once before the run")
+    o.add_argument("--out", type=Path, default=None, help="output directory (default runs/osce-<personas>-<llm>-s<seed>)")
+    o.add_argument("--resume", action="store_true", help="finish an interrupted run in --out")
+    o.add_argument("--retry-errors", action="store_true", help="with --resume: run errored encounters again")
+    o.add_argument("--no-progress", action="store_true")
+    o.set_defaults(osce_handler=_run)
+    return o
+
+
+def _run(args: argparse.Namespace) -> int:
+    from medsim.osce import run_osce_command
+
+    return run_osce_command(args)
