@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import mimetypes
+import signal
 import threading
 import webbrowser
 from functools import partial
@@ -131,6 +132,9 @@ def serve(run_dir: Path, port: int = 0, *, open_browser: bool = False, quiet: bo
             webbrowser.open(url)
         if stop is not None:
             threading.Thread(target=lambda: (stop.wait(), server.shutdown()), daemon=True).start()
+        if threading.current_thread() is threading.main_thread():
+            # `kill` (SIGTERM, a service manager's stop) ends it like Ctrl-C: the socket closed, exit 0
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
         server.serve_forever(poll_interval=0.2)
     finally:
         server.server_close()

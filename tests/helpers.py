@@ -58,3 +58,12 @@ def log_bytes(path: Path) -> bytes:
     for k in RUN_STAMP:
         header.pop(k)
     return json.dumps(header, sort_keys=True, separators=(",", ":")).encode() + b"\n" + rest
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that a test stops with SIGINT, as Ctrl-C at a terminal
+    would: a suite started in the background (``cmd &`` in a script) inherits SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler in the child."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -19,6 +19,7 @@ import pytest
 
 from agents.events import read_events
 from agents.results import read_results
+from tests.helpers import default_sigint
 from medsim.bench import BenchOptions, run_bench
 from medsim.html_report import neutralise, transcript_items, write_html_report
 from medsim.report_server import make_server
@@ -266,6 +267,7 @@ def test_view_command_writes_a_missing_report_serves_it_and_stops_on_ctrl_c(tmp_
     out = _bench(tmp_path)
     (out / "report.html").unlink()
     p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser", "--quiet"],
+                         preexec_fn=default_sigint,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = p.stdout.readline()
@@ -277,6 +279,25 @@ def test_view_command_writes_a_missing_report_serves_it_and_stops_on_ctrl_c(tmp_
         assert status in (403, 404)
     finally:
         p.send_signal(signal.SIGINT)
+        try:
+            code = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise
+    assert code == 0 and "Traceback" not in p.stderr.read()
+
+
+def test_view_command_stops_cleanly_on_sigterm(tmp_path):
+    out = _bench(tmp_path)
+    p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/report\.html", line)
+        assert m, line
+        assert _get(int(m.group(1)), "/report.html")[0] == 200
+    finally:
+        p.send_signal(signal.SIGTERM)
         try:
             code = p.wait(timeout=20)
         except subprocess.TimeoutExpired:

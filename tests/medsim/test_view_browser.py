@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from agents.results import read_results
+from tests.helpers import default_sigint
 from medsim.bench import BenchOptions, run_bench
 from medsim.spec import build_spec
 
@@ -36,6 +37,7 @@ def viewed(tmp_path):
     """A scripted demo run served by `medsim view` (its own process, any free port)."""
     out = run_bench(build_spec(None, {"cases": "demo", "limit": 3}), BenchOptions(out=tmp_path / "run", progress=False)).out
     p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser", "--quiet"],
+                         preexec_fn=default_sigint,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = p.stdout.readline()
