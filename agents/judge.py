@@ -699,8 +699,11 @@ def judge_diagnosis(
     return v
 
 
+# words of a condition that do not name it on their own: qualifiers and head nouns
+# ("phyllodes" names "phyllodes tumor"; "tumor" does not)
 _GENERIC = {"disease", "syndrome", "disorder", "acute", "chronic", "primary", "secondary", "infection", "type",
-            "left", "right", "bilateral", "condition", "deficiency", "injury", "failure"}
+            "left", "right", "bilateral", "condition", "deficiency", "injury", "failure", "tumor", "tumour",
+            "cancer", "carcinoma", "neoplasm", "mass", "lesion", "benign", "malignant", "active", "stage"}
 
 
 def names_condition(text: str, condition: str) -> bool:

@@ -6,31 +6,21 @@ on a separate split, on one model (default: the embedded Qwen2.5-Coder-1.5B).
 The case file (default: AgentClinic's MedQA cases beside the checkout) is split in order:
 the first --learn cases teach the memory, the next --score cases are scored twice (memory off,
 then frozen). Prints the case counts, each accuracy with its Wilson interval, and the paired
-difference (frozen - off) with a 95% interval and McNemar's exact test. Runs are resumable
+difference (frozen - off) with its 95% interval (Bonett-Price, as `medsim compare`) and McNemar's exact test. Runs are resumable
 (`runs/memory-ladder/`); the split files are written there, never into the repository.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 from agents.results import read_results
+from agents.stats import mcnemar_exact, paired_difference_interval
 from medsim.bench import BenchOptions, run_bench
 from medsim.spec import build_spec
 
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared" / "data" / "agentclinic" / "agentclinic_medqa.jsonl"
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact p-value for b vs c discordant pairs."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    k = min(b, c)
-    p = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * p)
 
 
 def main() -> None:
@@ -73,11 +63,12 @@ def main() -> None:
     b = {r["case_id"]: r for r in read_results(args.out / "frozen" / "results.jsonl")}
     both = [cid for cid in a if cid in b and a[cid]["correct"] is not None and b[cid]["correct"] is not None]
     n = len(both)
-    x = [int(bool(b[c]["correct"])) - int(bool(a[c]["correct"])) for c in both]
-    gain, loss = sum(1 for d in x if d > 0), sum(1 for d in x if d < 0)
-    mean = sum(x) / n if n else float("nan")
-    sd = math.sqrt(sum((d - mean) ** 2 for d in x) / (n - 1)) if n > 1 else float("nan")
-    half = 1.96 * sd / math.sqrt(n) if n > 1 else float("nan")
+    right_a = {c for c in both if a[c]["correct"]}
+    right_b = {c for c in both if b[c]["correct"]}
+    gain, loss = len(right_b - right_a), len(right_a - right_b)
+    mean = (gain - loss) / n if n else float("nan")
+    lo, hi = paired_difference_interval(len(right_a & right_b), loss, gain, n - len(right_a | right_b)) if n else (
+        float("nan"), float("nan"))
 
     def acc(o) -> str:  # noqa: ANN001
         s = o.summary
@@ -91,9 +82,9 @@ def main() -> None:
           f"memory {ls['memory']['records']} records + {ls['memory']['experience']} insights")
     print(f"scored split, memory off:    {acc(o_off)}")
     print(f"scored split, memory frozen: {acc(o_mem)}")
-    print(f"paired on {n} cases scored in both: frozen - off = {mean:+.1%} (95% CI {mean - half:+.1%} to "
-          f"{mean + half:+.1%}); right only with memory {gain}, only without {loss}; McNemar exact p = "
-          f"{mcnemar_exact(gain, loss):.3f}")
+    print(f"paired on {n} cases scored in both: frozen - off = {mean:+.1%} (95% CI {lo:+.1%} to {hi:+.1%}, "
+          f"Bonett-Price); right only with memory {gain}, only without {loss}; McNemar exact p = "
+          f"{mcnemar_exact(loss, gain):.3f}")
 
 
 if __name__ == "__main__":

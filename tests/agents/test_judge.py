@@ -347,3 +347,17 @@ def test_unlabelled_pairs_are_judged_but_not_scored(tmp_path):
     ev = evaluate(pairs, precheck)
     assert ev.totals.n == 1 and ev.results[0].outcome == "unlabelled"
     assert "verdicts (unlabelled pairs)" in format_evaluation(ev)
+
+
+def test_an_insight_naming_the_distinctive_word_of_a_tumour_names_it():
+    """A reflection on the embedded model wrote "…strongly suggests a phyllodes瘤" for a
+    phyllodes tumour: the distinctive word alone gives the answer away; the head noun
+    (tumour, cancer, carcinoma) alone does not."""
+    from agents.judge import names_condition
+
+    assert names_condition("the description strongly suggests a phyllodes\u7624", "Phyllodes tumor")
+    assert names_condition("think of a Phyllodes lesion", "Phyllodes tumour")
+    assert not names_condition("weigh the tumour type and the imaging", "Phyllodes tumor")
+    assert not names_condition("a malignant tumour of the skin", "Malignant melanoma")
+    assert names_condition("an adenocarcinoma of the lung", "Lung adenocarcinoma")
+    assert not names_condition("pulmonary causes of breathlessness", "Pulmonary embolism")

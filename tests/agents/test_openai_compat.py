@@ -584,4 +584,7 @@ def test_llamacpp_deadline_cuts_a_decode_midway(smol):
     wall = time.monotonic() - t0
     decoded = int(re.search(r"and (\d+) tokens", str(e.value)).group(1))
     print(f"\nllama.cpp: 0.3 s timeout cut the decode after {wall:.3f} s and {decoded} tokens")
-    assert decoded < 2000 and wall < 1.0
+    # the decode stopped at the deadline, not at max_tokens: at SmolLM2's ~75 tokens/s, 0.3 s is
+    # ~25 tokens (fewer on a loaded machine). Wall time is printed, not asserted: on a machine
+    # with both cores taken, one prompt evaluation (which no deadline can interrupt) took 9.7 s.
+    assert decoded < 60
