@@ -14,8 +14,8 @@
   the timing fields) and byte-identical event logs (but the header's command line and
   start time). Every other trial also kills the first --resume a moment after it starts.
 
-Batched local decoding (llama.cpp multi-sequence) is not implemented yet: the script says
-so instead of printing a figure. Run it on an idle machine; ratios within one run are
+Batched local decoding: benchmarks/batched_decode.py prints its figures (the engine,
+agents/llm/batched.py, is not wired into --workers yet). Run it on an idle machine; ratios within one run are
 what to compare.
 """
 from __future__ import annotations
@@ -50,32 +50,46 @@ def _bench(args: list[str], **kw) -> subprocess.CompletedProcess:
 
 
 # ----------------------------------------------------------------------------- throughput
-def throughput(workers: list[int], delay_ms: float, seeds: int) -> None:
+_TIMED_RUN = """
+import json, sys, time
+from pathlib import Path
+from medsim.bench import BenchOptions, run_bench
+from medsim.spec import build_spec
+spec = build_spec(None, json.loads(sys.argv[1]))
+t0 = time.perf_counter()
+o = run_bench(spec, BenchOptions(out=Path(sys.argv[2]), progress=False))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cells": o.summary["cases"], "errors": o.summary["errors"]}))
+"""
+
+
+def throughput(workers: list[int], delay_ms: float, min_seeds: int) -> None:
+    """Cells per second of the run itself (timed inside the child, after its imports), with
+    at least 8 cells per worker so that the last wave does not dominate."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeChat)
     server.requests, server.delay_s = [], delay_ms / 1000
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    print(f"throughput: demo cases x {seeds} seeds against a fake server answering after {delay_ms:.0f} ms")
+    print(f"throughput: the demo cases (22) x seeds against a fake server answering after {delay_ms:.0f} ms")
     base = None
     try:
         with tempfile.TemporaryDirectory(prefix="medsim-scale-") as d:
             for w in workers:
-                out = Path(d) / f"w{w}"
+                seeds = max(min_seeds, -(-8 * w // 22))
+                over = {"cases": "demo", "seeds": list(range(seeds)), "llm": f"openai:{url}", "model": "fake",
+                        "workers": w}
                 server.requests.clear()
-                t0 = time.perf_counter()
-                r = _bench(["--cases", "demo", "--seeds", ",".join(map(str, range(seeds))), "--llm", f"openai:{url}",
-                            "--model", "fake", "--workers", str(w), "--out", str(out), "--timeout", "60"])
-                wall = time.perf_counter() - t0
+                r = subprocess.run([sys.executable, "-c", _TIMED_RUN, json.dumps(over), str(Path(d) / f"w{w}")],
+                                   cwd=REPO, capture_output=True, text=True)
                 if r.returncode != 0:
                     print(f"  {w:>2} workers: the run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
                     continue
-                s = json.loads((out / "summary.json").read_text())
-                rate = s["cases"] / wall
+                res = json.loads(r.stdout.strip().splitlines()[-1])
+                rate = res["cells"] / res["seconds"]
                 base = base or rate
-                print(f"  {w:>2} workers: {s['cases']} cells, {len(server.requests)} calls, {wall:6.1f} s "
-                      f"(process), {rate:5.2f} cells/s, x{rate / base:4.1f} of 1 worker "
-                      f"({rate / base / w:4.0%} of linear); errors {s['errors']}")
+                print(f"  {w:>2} workers: {res['cells']} cells, {len(server.requests)} calls, {res['seconds']:6.1f} s, "
+                      f"{rate:5.2f} cells/s, x{rate / base:4.1f} of 1 worker ({rate / base / w:4.0%} of linear); "
+                      f"errors {res['errors']}")
     finally:
         server.shutdown()
         server.server_close()
@@ -100,12 +114,13 @@ def memory(n_cases: int) -> None:
                               ",".join(map(str, range(seeds))), "--llm", "scripted", "--out", str(out),
                               "--no-progress"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         samples: list[tuple[int, int]] = []  # (cells done, RSS KiB)
+        total_cells = seeds * 22
         results = out / "results.jsonl"
         t0 = time.perf_counter()
         while p.poll() is None:
             rss = _rss_kib(p.pid)
             done = sum(1 for _ in results.open("rb")) if results.is_file() else 0
-            if rss:
+            if rss and 0 < done < total_cells:  # while cells run (not start-up, not the report at the end)
                 samples.append((done, rss))
             time.sleep(0.2)
         wall = time.perf_counter() - t0
@@ -123,8 +138,9 @@ def memory(n_cases: int) -> None:
         xs, ys = [h[0] for h in half], [h[1] for h in half]
         mx, my = statistics.fmean(xs), statistics.fmean(ys)
         slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    print(f"memory: {total} scripted consultations in {wall:.0f} s; RSS MiB at start {samples[0][1] / 1024:.0f}, "
-          f"10% {at(0.1) / 1024:.0f}, 50% {at(0.5) / 1024:.0f}, end {samples[-1][1] / 1024:.0f}, "
+    print(f"memory: {total} scripted consultations in {wall:.0f} s; RSS MiB while cells ran (after start-up, before "
+          f"the report): first sample {samples[0][1] / 1024:.0f} (cell {samples[0][0]}), 10% {at(0.1) / 1024:.0f}, "
+          f"50% {at(0.5) / 1024:.0f}, last {samples[-1][1] / 1024:.0f} (cell {samples[-1][0]}), "
           f"peak {max(s[1] for s in samples) / 1024:.0f}; slope over the second half {slope:+.2f} KiB per case")
 
 
@@ -210,7 +226,7 @@ def main() -> None:
     ap.add_argument("--part", default="throughput,memory,kill", help="which figures (default: all three)")
     ap.add_argument("--workers", default="1,4,16,32", help="worker counts for throughput (default 1,4,16,32)")
     ap.add_argument("--delay-ms", type=float, default=100.0, help="the fake server's latency per call (default 100)")
-    ap.add_argument("--seeds", type=int, default=4, help="seeds of the demo set per throughput run (default 4: 88 cells)")
+    ap.add_argument("--seeds", type=int, default=4, help="at least this many seeds of the demo set per throughput run, and 8 cells per worker (default 4: 88 cells)")
     ap.add_argument("--cases-for-memory", type=int, default=1000, help="consultations in the memory run (default 1000)")
     ap.add_argument("--kills", type=int, default=20, help="kill/resume trials (default 20)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the kill moments (default 0)")
@@ -222,7 +238,8 @@ def main() -> None:
         memory(a.cases_for_memory)
     if "kill" in parts:
         kill_resume(a.kills, a.seed)
-    print("batched local decoding (llama.cpp multi-sequence): not implemented yet; no figure")
+    print("batched local decoding: agents/llm/batched.py is not wired into --workers yet; its figures come from "
+          "benchmarks/batched_decode.py (tokens/s serial vs 1, 4, 16 sequences)")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,11 @@ FILTER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"suitable": {"type": "boolean"}, "reason": {"type": "string", "enum": list(FILTER_REASONS)},
                    "note": _S(160)},
-    "required": ["suitable", "reason"], "additionalProperties": False}
+    # every key required, so the grammar writes them in the (sorted) order note, reason, suitable:
+    # a small model that had to pick the reason first picked the first enum value for every item
+    # (the embedded 1.5B model dropped four suitable items as "research_participants", its notes
+    # saying they were suitable); with the note first it reasons before it decides
+    "required": ["note", "reason", "suitable"], "additionalProperties": False}
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"demographics": _S(80), "chief_complaint": _S(200), "duration": _S(100), "history": _S(700),

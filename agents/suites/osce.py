@@ -18,7 +18,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from agents.events import CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, EventSink, TurnLimitReached, Utterance
+from agents.events import (CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, EventSink, ReplyRejected,
+                           TurnLimitReached, Utterance)
 from agents.llm.base import LLM, CallContext, GenerateParams, LLMError, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.participants.base import Observation, Participant, RoleFailure
@@ -34,6 +35,8 @@ __all__ = ["EncounterConfig", "Encounter", "EncounterOutcome", "doctor_system", 
 OPENING = ("The patient, a {demographics}, has come in to talk about the treatment you recommend. "
            "Begin the conversation.")
 LAST_ROUND = "(This is the last exchange: the patient will decide after your reply.)"
+NO_SPEECH = ("(You gave no answer in words. Say aloud, in one to four sentences and in character, what you think of "
+             "what the doctor said; add a decision marker only if you have really decided.)")
 OUTCOMES = ("accepted", "left", "undecided")
 
 
@@ -169,6 +172,12 @@ class Encounter:
             self.sink.emit(Utterance(turn=r, speaker="doctor", addressee="patient", text=said, source=d.source))
             p = self.cast["patient"].act(Observation(turn=r, text=f"Doctor: {said}"))
             raw = _clean(p.text, "Patient")
+            if not split_marker(raw)[0]:
+                # a bare marker (or nothing) is no answer: the embedded 1.5B patient "accepted" in round
+                # one with "[DECISION: ACCEPT]" alone. Asked once more to speak; a second bare reply stands.
+                self.sink.emit(ReplyRejected(role="patient", turn=r, problem="no_speech", text=raw[:200], attempt=1))
+                p = self.cast["patient"].act(Observation(turn=r, text=NO_SPEECH))
+                raw = _clean(p.text, "Patient")
             spoken = split_marker(raw)[0] or "(The patient says nothing.)"
             self.sink.emit(Utterance(turn=r, speaker="patient", addressee="doctor", text=spoken, source=p.source))
             v = self.stop(raw, case_id=self.persona.id, turn=r, sink=self.sink)

@@ -324,3 +324,22 @@ def test_scripted_end_to_end_scores():
     assert s.scorer == "osce" and 0 <= s.value <= 10
     assert len(s.details["per_round"]) == 10 and s.details["outcome"] == "undecided"
     assert [e for e in sink.events if e["type"] == "scored"][0]["value"] == s.value
+
+
+class _BareMarkerPatient(OsceScriptedLLM):
+    """A patient that first answers with a marker alone, as the embedded 1.5B model did."""
+
+    def generate(self, messages, params, ctx):
+        if ctx.role == "patient" and not any(m.role == "assistant" for m in messages):
+            return self._out("[DECISION: ACCEPT]", messages)
+        return super().generate(messages, params, ctx)
+
+
+def test_a_bare_marker_is_no_answer_the_patient_is_asked_to_speak():
+    p, out, events, llm = _encounter("INTJ_M_PNEUMO", llm=_BareMarkerPatient(seed=0))
+    rejected = [e for e in events if e["type"] == "reply_rejected"]
+    assert [(e["role"], e["problem"], e["turn"]) for e in rejected] == [("patient", "no_speech", 1)]
+    first = next(e for e in events if e["type"] == "utterance" and e["speaker"] == "patient")
+    assert first["text"] != "(The patient says nothing.)"  # it spoke when asked again
+    kind, at = llm.plan(p.id)
+    assert (out.status, out.rounds) != ("accepted", 1)  # the bare "accept" in round one did not end it
