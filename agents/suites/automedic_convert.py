@@ -435,6 +435,13 @@ class Conversion:
                 imputed.append(k) if k not in imputed else None
             prof[k] = text
         prof["demographics"] = " ".join(prof["demographics"].split())[:80]
+        # the age and sex are in the vignette's first sentence: where the rules find them, they win
+        # over the model's (the embedded 1.5B model wrote "45-year-old woman" for a 34-year-old)
+        ruled = rule_extract(item.question)["demographics"]
+        if ruled and ruled.lower() != prof["demographics"].lower():
+            if prof["demographics"]:
+                notes.append(f"demographics from the vignette ({ruled!r}), not the model's ({prof['demographics']!r})")
+            prof["demographics"] = ruled
         prof["imputed"] = imputed
         if imputed:
             notes.append(f"imputed: {', '.join(imputed)}")

@@ -106,14 +106,29 @@ class StopDetector:
 
     def __call__(self, reply: str, *, case_id: str, turn: int, sink: EventSink) -> StopVerdict:
         v = detect_by_rules(reply)
+        if v is not None and v.rule == "marker" and self.llm is not None:
+            # a marker is checked against the words: the embedded 1.5B patient wrote "I should ask
+            # for more details before making a decision. [DECISION: LEAVE]". Words that a phrase rule
+            # reads the same way (or no words) let the marker stand; otherwise the classifier reads
+            # the words alone and its reading wins.
+            spoken = split_marker(reply)[0]
+            said = detect_by_rules(spoken) if spoken else None
+            if spoken and (said is None or said.decision != v.decision):
+                got, raw = self._classify(spoken, case_id, turn, sink)
+                if got is not None and got != v.decision:
+                    return StopVerdict(got, "marker_overruled", f"{v.evidence} / {raw}")
+            return v
         if v is not None or self.llm is None:
             return v or StopVerdict("continue", "none", "")
-        out = generate_logged(self.llm, [Message("user", stop_messages_text(reply))], self.params,
-                              CallContext("stop", case_id, turn), sink, self.policy)
-        got = parse_stop_reply(out.text)
+        got, raw = self._classify(reply, case_id, turn, sink)
         if got is None:
-            return StopVerdict("continue", "classifier_unparsed", out.text[:200])
-        return StopVerdict(got, "classifier", out.text[:200])
+            return StopVerdict("continue", "classifier_unparsed", raw)
+        return StopVerdict(got, "classifier", raw)
+
+    def _classify(self, text: str, case_id: str, turn: int, sink: EventSink) -> tuple[str | None, str]:
+        out = generate_logged(self.llm, [Message("user", stop_messages_text(text))], self.params,
+                              CallContext("stop", case_id, turn), sink, self.policy)
+        return parse_stop_reply(out.text), out.text[:200]
 
 
 def _clean(text: str, label: str) -> str:

@@ -207,3 +207,19 @@ def test_conversion_file_is_deterministic(tmp_path):
     cases, errors = load_cases(str(tmp_path / "a.jsonl"))
     assert [c.id for c in cases] == [s["id"] for s in SUITABLE] and errors == []
     assert isinstance(McqItem, type)
+
+
+class _WrongAge(_Leaky):
+    """As the embedded model did: the right findings, a made-up age."""
+
+    def generate(self, messages, params, ctx):
+        out = super().generate(messages, params, ctx)
+        return Output(out.text.replace("34-year-old woman", "45-year-old woman"), "fake")
+
+
+def test_the_vignettes_age_and_sex_win_over_the_models():
+    conv, sink = _conv(_WrongAge())
+    rec = conv.convert(parse_item(SUITABLE[0], 1), "t:1")
+    assert rec["OSCE_Examination"]["Patient_Actor"]["Demographics"] == "34-year-old woman"
+    note = next(e["note"] for e in sink.events if e["type"] == "automedic_item")
+    assert "not the model's ('45-year-old woman')" in note

@@ -343,3 +343,21 @@ def test_a_bare_marker_is_no_answer_the_patient_is_asked_to_speak():
     assert first["text"] != "(The patient says nothing.)"  # it spoke when asked again
     kind, at = llm.plan(p.id)
     assert (out.status, out.rounds) != ("accepted", 1)  # the bare "accept" in round one did not end it
+
+
+def test_a_marker_the_words_contradict_is_overruled_by_the_classifier():
+    """The embedded patient wrote a LEAVE marker after words that defer the decision."""
+    reply = "I think I should ask for more details before making a decision. [DECISION: LEAVE]"
+    clf = Classifier('{"decision": "continue"}')
+    v = StopDetector(clf)(reply, case_id="X", turn=1, sink=DictSink())
+    assert (v.decision, v.rule) == ("continue", "marker_overruled") and len(clf.calls) == 1
+    # words that say the same as the marker: it stands, no call
+    clf = Classifier('{"decision": "continue"}')
+    v = StopDetector(clf)("I'll get a second opinion first. [DECISION: LEAVE]", case_id="X", turn=1, sink=DictSink())
+    assert (v.decision, v.rule) == ("left", "marker") and clf.calls == []
+    # the classifier agrees with the marker: it stands
+    v = StopDetector(Classifier('{"decision": "left"}'))("This is too much for me. [DECISION: LEAVE]", case_id="X",
+                                                           turn=1, sink=DictSink())
+    assert (v.decision, v.rule) == ("left", "marker")
+    # without a classifier the marker is taken as written
+    assert StopDetector(None)(reply, case_id="X", turn=1, sink=DictSink()).rule == "marker"
