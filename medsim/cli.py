@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from agents.roles import ROLE_DEFAULTS, SPEAKER_LABELS, role_defaults
 from agents.textsafe import printable
+from medsim.spec import seeds_arg
 
 
 def role_default_backend(role: str) -> str | None:
@@ -46,16 +47,6 @@ def _as_role(text: str) -> str:
 
 
 # -- the run-spec flags -------------------------------------------------------------------
-def _seeds(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seeds like 0,1,2, got {text!r}") from None
-    if not out:
-        raise argparse.ArgumentTypeError("expected at least one seed")
-    return out
-
-
 def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool = True, world: bool = False) -> None:
     p.set_defaults(default_llm=default_llm)
     p.add_argument("--config", type=Path, default=None,
@@ -67,7 +58,7 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
                    help="run the valid records of a case set that has invalid ones")
     g.add_argument("--seed", type=int, default=None, help="the run's seed (default 0)")
     if grid:
-        g.add_argument("--seeds", type=_seeds, default=None,
+        g.add_argument("--seeds", type=seeds_arg, default=None,
                        help="several seeds, e.g. 0,1,2: each case runs once per seed (default: --seed)")
         g.add_argument("--workers", type=int, default=None, help="cases run at once (default 1)")
         g.add_argument("--executor", default=None, choices=("local", "ray"),

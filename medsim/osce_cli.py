@@ -6,19 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from medsim.spec import seeds_arg
+
 __all__ = ["add_osce_parser", "OSCE_ROLES"]
 
 OSCE_ROLES = ("doctor", "patient", "judge")
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seeds like 0,1,2, got {text!r}") from None
-    if not out:
-        raise argparse.ArgumentTypeError("expected at least one seed")
-    return out
 
 
 def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
@@ -37,7 +29,7 @@ def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--no-stop-classifier", action="store_true",
                    help="decide stops by the patient's marker and plain phrases only (no classifier call)")
     o.add_argument("--seed", type=int, default=None, help="the run's seed (default 0)")
-    o.add_argument("--seeds", type=_seeds, default=None, help="several seeds, e.g. 0,1,2 (default: --seed)")
+    o.add_argument("--seeds", type=seeds_arg, default=None, help="several seeds, e.g. 0,1,2 (default: --seed)")
     o.add_argument("--workers", type=int, default=1, help="encounters run at once (default 1)")
     o.add_argument("--llm", default="scripted",
                    help="backend of every role that does not name its own: scripted | local | smollm2 | gguf:PATH | "

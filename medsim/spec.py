@@ -13,6 +13,7 @@ resolved spec spells every role out and leaves no "auto" value, so
 """
 from __future__ import annotations
 
+import argparse
 import copy
 import difflib
 import tomllib
@@ -560,3 +561,14 @@ def build_spec(config: Path | None = None, overrides: Mapping[str, Any] | None =
         return RunSpec.from_dict(raw, default_llm=default_llm)
     except SpecError as e:
         raise SpecError(f"{src}: {e}" if src else str(e)) from None
+
+
+def seeds_arg(text: str) -> list[int]:
+    """``--seeds 0,1,2`` for argparse: the seeds, or an argparse error that says what was wrong."""
+    try:
+        out = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 0,1,2, got {text!r}") from None
+    if not out:
+        raise argparse.ArgumentTypeError("expected at least one seed")
+    return out
