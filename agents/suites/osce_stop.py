@@ -41,10 +41,13 @@ _LEFT = (
 )
 _ACCEPTED = (
     ("agrees", re.compile(rf"\bi(?:'ll| will| want to|'d like to| would like to|'m ready to| am ready to| agree to|"
-                          rf"'m going to| am going to) (?:have|do|go ahead with|go through with|book|schedule|sign up for) "
+                          rf"'m going to| am going to) (?:have|do|go ahead with|go through with|proceed with|book|schedule|sign up for) "
                           rf"{_OP}", re.I)),
     ("agrees", re.compile(r"\b(?:let's|let us) (?:do it|go ahead|book it|schedule it|schedule the|book the)", re.I)),
     ("agrees", re.compile(r"\bi (?:accept|consent)\b|\bsign me up\b|\bi(?:'m| am) in\b", re.I)),
+    # "I think it would be best to proceed with it" (the embedded patient's acceptance)
+    ("agrees", re.compile(rf"\b(?:best|happy|ready|willing|want|like|decided) to (?:proceed|go ahead)(?: with {_OP})?\b",
+                          re.I)),
 )
 
 

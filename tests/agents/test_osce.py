@@ -218,6 +218,8 @@ def test_scorer_unreadable_judge_is_an_error_not_a_score():
     ("I won't have the operation. Goodbye.", "left"),
     ("All right, I'll go ahead with the surgery.", "accepted"),
     ("Okay, let's go ahead.", "accepted"),
+    ("The keyhole operation seems a good option, and I think it would be best to proceed with it.", "accepted"),
+    ("I'll proceed with the operation.", "accepted"),
     ("Should I get a second opinion?", None),
     ("I'm not sure I'll have the surgery.", None),
     ("If the risks are that low, maybe I'll go ahead with it.", None),
