@@ -409,7 +409,7 @@ class Conversion:
             drop("extract", "extract_invalid", problem)
             return None
         notes: list[str] = []
-        imputed = [k for k in prof.get("imputed", []) if k in BASIC_FIELDS]
+        imputed = list(dict.fromkeys(k for k in prof.get("imputed", []) if k in BASIC_FIELDS))  # once each
         for k in BASIC_FIELDS:  # a basic item left empty is imputed with a plain value
             prof[k] = " ".join(str(prof.get(k, "")).split())
             if not prof[k]:
