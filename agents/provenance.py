@@ -16,6 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from agents.llm.url_secrets import redact_urls
+
 __all__ = ["git_revision", "package_versions", "utc_now", "file_sha256", "model_hashes", "run_provenance"]
 
 _PACKAGES = ("medsim", "llama-cpp-python", "tqdm", "pygame", "pytmx", "faiss-cpu", "open-clip-torch", "torch")
@@ -108,7 +110,8 @@ def run_provenance(*, cases_file: str | Path | None, models: Mapping[str, str], 
     package versions: ``command`` (the command line; this process's argv when not
     given), ``started`` (UTC, ISO 8601), ``cases_sha256`` (the case file) and
     ``model_sha256`` (:func:`model_hashes`). The first two differ from one invocation to
-    the next; everything else in a log is the same for the same spec and seed."""
-    return {"command": [str(a) for a in (command or sys.argv)], "started": started or utc_now(),
+    the next; everything else in a log is the same for the same spec and seed. A URL's
+    secrets in the command line (a key in its query string) are redacted."""
+    return {"command": [redact_urls(str(a)) for a in (command or sys.argv)], "started": started or utc_now(),
             "cases_sha256": file_sha256(cases_file) if cases_file is not None and os.path.isfile(cases_file) else None,
             "model_sha256": model_hashes(models, llms)}

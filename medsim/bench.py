@@ -6,7 +6,8 @@ per finished cell, flushed as it finishes), ``results.csv`` (the same rows, writ
 the run finishes), ``summary.json``, ``report.md`` and ``run.json`` (the spec, checked on
 ``--resume``, and the provenance of each invocation). Nothing is written before the spec,
 the cases, the models and the servers have been checked. ``report.html`` and
-``transcripts/`` (medsim.html_report) are written last, from those files.
+``transcripts/`` (medsim.html_report) are written last, from those files. The run holds
+``OUT/.lock`` throughout (medsim.runlock): a second run on OUT is refused and writes nothing.
 """
 from __future__ import annotations
 
@@ -27,14 +28,16 @@ from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, 
 from agents.llm.base import LLM
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import describe_spec, is_in_process
+from agents.llm.url_secrets import redact_tree
 from agents.names import event_file_name
 from agents.provenance import file_sha256, git_revision, package_versions, run_provenance, utc_now
 from agents.results import case_row, read_results, results_line, row_key, summarise, write_results, write_results_csv
 from agents.scorers import Transcript, score_case
 from agents.recall import case_key
 from agents.textsafe import md_cell, printable
-from medsim.assemble import Backends, RunPlan, plan_for, preflight
+from medsim.assemble import Backends, RunPlan, plan_for, pool_for, preflight
 from medsim.memory import open_memory
+from medsim.runlock import RunLock, RunLockError
 from medsim.spec import BASE_CONDITION, RunSpec
 
 __all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_case", "write_report", "prepare_out"]
@@ -229,7 +232,11 @@ def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any]
             except (OSError, ValueError) as e:
                 raise BenchError(f"{run_file}: unreadable ({e}); cannot check that --resume continues the same run") from None
             prev = prev if isinstance(prev, dict) else {}
-            mine, theirs = spec.identity(), prev.get("identity")
+            # both redacted (a run.json from before redaction holds the key): a rotated key still resumes
+            mine, theirs = spec.identity(), redact_tree(prev.get("identity"))
+            older = getattr(spec, "OLDER_DEFAULTS", {})  # keys a run made before them lacks, read as then
+            if isinstance(theirs, dict) and older:
+                theirs = {**older, **theirs}
             diffs = []
             if isinstance(theirs, dict):
                 theirs, diffs = _same_case_files(mine, theirs, prev)
@@ -245,6 +252,7 @@ def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any]
            **_case_file_paths(spec), **prov, "packages": package_versions()}
     if prev:
         doc["earlier"] = [*prev.get("earlier", []), {k: prev.get(k) for k in ("command", "started", "git_revision")}]
+    doc = redact_tree(doc)  # no URL's key in run.json, whatever field holds it (agents.llm.url_secrets)
     try:
         (out / "events").mkdir(parents=True, exist_ok=True)
         tmp = run_file.with_suffix(".json.tmp")
@@ -297,12 +305,17 @@ _row_line = results_line  # (medsim.score writes its rows with it)
 
 
 # -- the run -----------------------------------------------------------------------------
-def _run_cells(todo: Sequence[tuple[RunPlan, Case]], out: Path, keep: list[dict[str, Any]], *, workers: int,
+def _run_cells(todo: Sequence[tuple[Any, Any]], out: Path, keep: list[dict[str, Any]], *, workers: int,
                total: int, progress: bool, fsync: bool, on_row: Callable[[dict[str, Any]], None] | None,
-               desc: str = "case", executor: Callable[[int], Any] | None = None) -> list[dict[str, Any]]:
+               desc: str = "case", executor: Callable[[int], Any] | None = None,
+               cell: Callable[..., dict[str, Any]] = run_case,
+               progress_summary: Callable[[list[dict[str, Any]]], Any] | None = summarise) -> list[dict[str, Any]]:
     """Run cells (plan, case) into ``out``/events, appending rows to ``out``/results.jsonl
     as each finishes; returns every row (kept ones first). ``executor``: ``workers`` ->
-    the concurrent.futures.Executor the cells run on (medsim.executors; default: threads)."""
+    the concurrent.futures.Executor the cells run on (medsim.executors; default: threads).
+    ``cell(plan, case, path, events_file=...)`` runs one (a suite's own: the OSCE
+    encounter's ``medsim.osce.run_cell``; a plan has ``seed`` and ``condition``, a case
+    ``id``); ``progress_summary(rows)`` is what the progress line shows (None: counts only)."""
     (out / "events").mkdir(parents=True, exist_ok=True)
     results = _Results(out / "results.jsonl", keep, fsync=fsync)
     bar = None
@@ -316,7 +329,7 @@ def _run_cells(todo: Sequence[tuple[RunPlan, Case]], out: Path, keep: list[dict[
             futs = {}
             for plan, c in todo:
                 name = event_file_name(c.id, plan.seed, plan.condition)
-                futs[ex.submit(run_case, plan, c, out / "events" / name, events_file=f"events/{name}")] = c
+                futs[ex.submit(cell, plan, c, out / "events" / name, events_file=f"events/{name}")] = c
             for fut in as_completed(futs):
                 row = fut.result()
                 results.append(row)
@@ -326,7 +339,7 @@ def _run_cells(todo: Sequence[tuple[RunPlan, Case]], out: Path, keep: list[dict[
                 logger.debug("%s %s (seed %s, %s): %s", desc, row["case_id"], row.get("seed", 0),
                           row.get("condition", "base"), row["status"])
                 if bar is not None:
-                    bar.update(summarise(rows))
+                    bar.update(progress_summary(rows) if progress_summary is not None else None)
     finally:
         results.close()
         if bar is not None:
@@ -370,9 +383,10 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
                          "condition: a case learned in one cell would be in memory for the next; use "
                          "memory.learn_cases to learn first, then score every cell frozen")
     own_pool = pool is None
-    pool = pool or LlamaPool()
+    pool = pool or pool_for(spec)  # spec.batched: the cases' calls decode together
     memory = None
     cells = None
+    lock = RunLock(opts.out)  # one process at a time in OUT, taken once the checks pass (medsim.runlock)
     try:
         built = Backends({c.id: c for c in [*cases, *learn_cases]}, pool, override=backends)
         built.check(spec)
@@ -391,6 +405,10 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             return run_provenance(cases_file=resolve_case_path(cases), models=plan.models, llms=plan.llms,
                                   command=opts.command or None, started=started)
 
+        try:
+            lock.acquire()  # before anything in OUT is read or written; refused at once if another run holds it
+        except RunLockError as e:
+            raise BenchError(str(e)) from None
         keep = prepare_out(spec, opts, _provenance(spec, built, opts, started))
         done = {row_key(r) for r in keep}
         if learn_cases:
@@ -423,8 +441,10 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         todo = [(plans[(cond, seed)], c) for cond in spec.condition_names() for seed in spec.seeds for c in cases
                 if (c.id, seed, cond) not in done]
         total = len(cases) * len(plans)
-        if spec.workers > 1 and spec.executor == "local" and all(is_in_process(rs.backend) for rs in spec.all_roles()):
-            logger.warning("all roles run in process; their model calls are serialised, so --workers > 1 gains little")
+        if spec.workers > 1 and spec.executor == "local" and not spec.batched and \
+                all(is_in_process(rs.backend) for rs in spec.all_roles()):
+            logger.warning("all roles run in process; their model calls are serialised, so --workers > 1 gains little "
+                           "(--batched decodes them together)")
         # learning online changes the memory case by case: one at a time keeps the run reproducible
         workers = 1 if learns_online else spec.workers
         rows = _run_cells(todo, opts.out, keep, workers=workers, total=total, progress=opts.progress,
@@ -449,6 +469,7 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             memory.close()
         if own_pool:
             pool.close()
+        lock.release()
 
 
 def _write_html(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -327,7 +327,7 @@ class RayCells(CellExecutors):
             n = cpus
         # one CPU each; an actor that dies is replaced by the pool (its cell is an error row)
         worker = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(CellWorker)
-        spec = self.spec.to_dict()
+        spec = self.spec.to_dict(secrets=True)  # the workers build the backends: a URL's key is needed there
 
         def new_actor() -> Any:
             return worker.remote(spec, self.cases_ref, self.override_ref)

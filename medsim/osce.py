@@ -10,6 +10,9 @@ RUN_DIR`` re-scores the logs with another judge (:func:`rescore_osce`, dispatche
 :func:`medsim.score.rescore`). The roles are ``doctor``, ``patient`` and ``judge`` (the
 judge's model also runs the stop classifier); each takes any backend spec, so
 ``--doctor-llm openai:URL --doctor-model NAME`` brings your own doctor over HTTP.
+``medsim bench --protocol osce`` runs the same (:func:`medsim.osce_cli.run_bench_osce`);
+the cells run in the bench's loop (:func:`medsim.bench._run_cells`) and are re-scored in
+``medsim score``'s (:func:`medsim.score.rescore_logs`).
 """
 from __future__ import annotations
 
@@ -17,21 +20,20 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
-from agents.events import CaseFinished, EventLog, Header, Scored, read_events
+from agents.events import CaseFinished, EventLog, Header, Scored
 from agents.llm.base import LLM, GenerateParams
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import describe_spec
-from agents.names import event_file_name, slug
+from agents.names import slug
 from agents.provenance import git_revision, package_versions, run_provenance, utc_now
 from agents.roles import role_defaults
 from agents.results import read_results, row_key, write_results_csv
-from agents.scorers import Transcript, TranscriptError, score_case
+from agents.scorers import Transcript, score_case
 from agents.suites.osce import Encounter, EncounterConfig, StopDetector, osce_cast
 from agents.suites.osce_judge import OsceRubricScorer
 from agents.suites.osce_personas import (SHIPPED, Persona, PersonaError, load_osce_cases, load_traits,
@@ -40,8 +42,12 @@ from agents.suites.osce_results import osce_row, summarise_osce
 from agents.suites.osce_rubric import WEIGHTS, RubricError, load_rubric
 from agents.suites.osce_scripted import OsceScriptedLLM
 from medsim.assemble import Backends, preflight_roles
-from medsim.bench import BenchError, BenchOptions, _row_line, drive, prepare_out
+from agents.llm.url_secrets import redact_spec
+from medsim.runlock import RunLock, RunLockError
+from medsim.bench import BenchError, BenchOptions, drive, prepare_out
+from medsim.bench import _run_cells as run_cells
 from medsim.osce_cli import OSCE_ROLES
+from medsim.score import rescore_logs
 from medsim.spec import RoleSpec, SpecError
 
 __all__ = ["OsceSpec", "OsceOutcome", "OsceScoreOutcome", "build_osce_spec", "run_osce", "rescore_osce",
@@ -51,6 +57,7 @@ __all__ = ["OsceSpec", "OsceOutcome", "OsceScoreOutcome", "build_osce_spec", "ru
 _ROLE_DEFAULTS = {"doctor": {"max_tokens": 220}, "patient": {"max_tokens": 160, "temperature": 0.7},
                   "judge": {"max_tokens": 200, "temperature": 0.0}}
 CONDITION = "base"
+GUARD_RETRIES = 2  # a flagged reply is asked again this many times before the encounter fails
 
 
 @dataclass(frozen=True)
@@ -66,17 +73,21 @@ class OsceSpec:
     stop_classifier: bool = True
     cases: str = SHIPPED  # "shipped" or a directory of case files
     rubric: str | None = None  # None: medsim's own
+    guards: bool = True  # reject and re-ask empty, role-breaking, echoing and looping replies
     workers: int = 1
     preflight: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         d = {"suite": "osce", "personas": list(self.personas), "requested": self.requested, "cases": self.cases,
              "seeds": list(self.seeds), "max_rounds": self.max_rounds, "stop_classifier": self.stop_classifier,
-             "roles": {r: s.to_dict() for r, s in self.roles.items()}, "workers": self.workers,
-             "preflight": self.preflight, "weights": dict(WEIGHTS)}
+             "guards": self.guards, "roles": {r: s.to_dict() for r, s in self.roles.items()},
+             "workers": self.workers, "preflight": self.preflight, "weights": dict(WEIGHTS)}
         if self.rubric:
             d["rubric"] = self.rubric
         return d
+
+    # identity keys added after runs were made, as those runs behaved (read on --resume)
+    OLDER_DEFAULTS: ClassVar[dict[str, Any]] = {"guards": False}
 
     def identity(self) -> dict[str, Any]:
         d = self.to_dict()
@@ -92,13 +103,15 @@ class OsceSpec:
         return cls(personas=tuple(d["personas"]), requested=d.get("requested", ""), roles=roles,
                    seeds=tuple(d.get("seeds", (0,))), max_rounds=int(d.get("max_rounds", 10)),
                    stop_classifier=bool(d.get("stop_classifier", True)), cases=d.get("cases", SHIPPED),
-                   rubric=d.get("rubric"), workers=int(d.get("workers", 1)), preflight=bool(d.get("preflight", True)))
+                   rubric=d.get("rubric"), guards=bool(d.get("guards", False)),  # absent: a run made before guards
+                   workers=int(d.get("workers", 1)), preflight=bool(d.get("preflight", True)))
 
 
 def build_osce_spec(personas: str, *, llm: str = "scripted", model: str | None = None,
                     roles: Mapping[str, Mapping[str, Any]] | None = None, seeds: Sequence[int] = (0,),
                     max_rounds: int = 10, stop_classifier: bool = True, cases: str | None = None,
-                    rubric: str | None = None, workers: int = 1, preflight: bool = True) -> OsceSpec:
+                    rubric: str | None = None, guards: bool = True, workers: int = 1,
+                    preflight: bool = True) -> OsceSpec:
     """Validate and resolve: the persona ids against the cases, the roles' backends, the
     rubric. Raises :class:`PersonaError`, :class:`RubricError` or :class:`SpecError`."""
     if max_rounds < 1:
@@ -122,7 +135,7 @@ def build_osce_spec(personas: str, *, llm: str = "scripted", model: str | None =
             raise SpecError(f"roles.{r}.backend: '{rs[r].backend}' cannot play the {r} of an OSCE run")
     return OsceSpec(personas=tuple(r.id for r in refs), requested=personas, roles=rs, seeds=tuple(seeds),
                     max_rounds=max_rounds, stop_classifier=stop_classifier, cases=case_dir, rubric=rubric,
-                    workers=workers, preflight=preflight)
+                    guards=guards, workers=workers, preflight=preflight)
 
 
 def _params(role: str, rs: RoleSpec, seed: int) -> GenerateParams:
@@ -157,6 +170,7 @@ class _Plan:
     llms: dict[str, LLM]
     rubric: Any
     provenance: dict = field(default_factory=dict)
+    condition: str = CONDITION  # one condition: the bench's cell loop names event files by it
 
     @property
     def models(self) -> dict[str, str]:
@@ -178,7 +192,8 @@ def run_cell(plan: _Plan, persona: Persona, path: Path, *, events_file: str) -> 
                         packages=package_versions(), **plan.provenance))
         def build() -> Encounter:
             cast = osce_cast(persona, plan.llms, {r: _params(r, roles[r], seed) for r in roles},
-                             {r: _policy(roles[r]) for r in roles}, log, max_rounds=spec.max_rounds)
+                             {r: _policy(roles[r]) for r in roles}, log, max_rounds=spec.max_rounds,
+                             guard_retries=GUARD_RETRIES if spec.guards else None)
             stop = StopDetector(plan.llms["judge"] if spec.stop_classifier else None,
                                 GenerateParams(temperature=0.0, max_tokens=20, seed=seed,
                                                timeout_s=roles["judge"].timeout_s), _policy(roles["judge"]))
@@ -208,16 +223,6 @@ class OsceOutcome:
         return 1 if self.summary["errors"] else 0
 
 
-def _progress(total: int, initial: int, unit: str, enabled: bool):  # -> medsim.progress.Progress | None
-    if not enabled:
-        return None
-    try:
-        from medsim.progress import Progress
-    except ImportError:
-        return None
-    return Progress(total, initial=initial, unit=unit)
-
-
 def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] | None = None,
              pool: LlamaPool | None = None, on_row: Callable[[dict[str, Any]], None] | None = None) -> OsceOutcome:
     """Run (or resume) an OSCE run into ``opts.out``. Nothing is written before the
@@ -229,6 +234,7 @@ def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
     refs = parse_personas(",".join(spec.personas), list(cases))
     own_pool = pool is None
     pool = pool or LlamaPool()
+    lock = RunLock(opts.out)  # one process at a time in OUT (medsim.runlock)
     try:
         models = _Models(pool, backends)
         plans: dict[int, _Plan] = {}
@@ -239,13 +245,19 @@ def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         first = plans[spec.seeds[0]]
         prov = run_provenance(cases_file=None, models=first.models, llms=first.llms, command=opts.command or None,
                               started=started)
+        try:
+            lock.acquire()  # before anything in OUT is read or written
+        except RunLockError as e:
+            raise BenchError(str(e)) from None
         keep = prepare_out(spec, opts, prov)  # type: ignore[arg-type] - it reads identity() and to_dict()
         for p in plans.values():
             p.provenance = prov
         done = {row_key(r) for r in keep}
         cells = [(plans[s], resolve_persona(ref, cases, traits, seed=s)) for s in spec.seeds for ref in refs]
         todo = [(p, per) for p, per in cells if (per.id, p.seed, CONDITION) not in done]
-        rows = _run_cells(todo, opts, keep, workers=spec.workers, total=len(cells), on_row=on_row)
+        # the bench's cell loop: events/, results.jsonl flushed row by row, workers, progress
+        rows = run_cells(todo, opts.out, keep, workers=spec.workers, total=len(cells), progress=opts.progress,
+                         fsync=opts.fsync, on_row=on_row, desc="encounter", cell=run_cell, progress_summary=None)
         order = {(per.id, p.seed, CONDITION): i for i, (p, per) in enumerate(cells)}
         rows.sort(key=lambda r: order.get(row_key(r), len(order)))
         summary = summarise_osce(rows)
@@ -257,6 +269,7 @@ def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
     finally:
         if own_pool:
             pool.close()
+        lock.release()
 
 
 def _flat(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,36 +278,6 @@ def _flat(row: Mapping[str, Any]) -> dict[str, Any]:
     r["per_round"] = [f"r{x['round']}={x['total']}" for x in row.get("per_round") or []]
     r.pop("criteria", None)
     return r
-
-
-def _run_cells(todo: Sequence[tuple[_Plan, Persona]], opts: BenchOptions, keep: list[dict[str, Any]], *, workers: int,
-               total: int, on_row: Callable[[dict[str, Any]], None] | None) -> list[dict[str, Any]]:
-    from medsim.bench import _Results
-
-    out = opts.out
-    (out / "events").mkdir(parents=True, exist_ok=True)
-    results = _Results(out / "results.jsonl", keep, fsync=opts.fsync)
-    bar = _progress(total, len(keep), "encounter", opts.progress and bool(todo))
-    rows = list(keep)
-    try:
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            futs = {}
-            for plan, per in todo:
-                name = event_file_name(per.id, plan.seed, CONDITION)
-                futs[ex.submit(run_cell, plan, per, out / "events" / name, events_file=f"events/{name}")] = per
-            for fut in as_completed(futs):
-                row = fut.result()
-                results.append(row)
-                rows.append(row)
-                if on_row:
-                    on_row(row)
-                if bar is not None:
-                    bar.update(None)
-    finally:
-        results.close()
-        if bar is not None:
-            bar.close()
-    return rows
 
 
 # -- the report ----------------------------------------------------------------------------
@@ -312,7 +295,8 @@ def write_osce_report(out: Path, spec: OsceSpec, summary: Mapping[str, Any], row
     md = [f"# {title or 'medsim osce: ' + spec.requested}", "",
           f"- git revision: `{git_revision()}`",
           f"- personas: {len(spec.personas)} ({spec.requested}); seeds: {', '.join(map(str, spec.seeds))}; "
-          f"max rounds {spec.max_rounds}; stop classifier {'on' if spec.stop_classifier else 'off (rules only)'}",
+          f"max rounds {spec.max_rounds}; stop classifier {'on' if spec.stop_classifier else 'off (rules only)'}; "
+          f"guards {'on' if spec.guards else 'off'}",
           f"- cases: {spec.cases}; rubric: {spec.rubric or 'medsim (agents/suites/osce_data/rubric.csv)'}",
           "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()),
           "- scores: per category met / (met + not met) x 10 over the conversation so far (a met criterion stays "
@@ -350,6 +334,10 @@ def write_osce_report(out: Path, spec: OsceSpec, summary: Mapping[str, Any], row
                            ("suggestions", "Suggestions")):
             items = r.get(key) or []
             md += [f"**{label}**", ""] + ([f"- {_cell(x)}" for x in items] or ["- none"]) + [""]
+    failed = [r for r in rows if not r.get("error") and r.get("status") == "failed"]
+    if failed:
+        md += ["## Failed encounters", ""] + [f"- `{_cell(r['case_id'])}` (seed {r.get('seed', 0)}, round "
+                                              f"{r.get('rounds')}): {_cell(r.get('failure'))}" for r in failed] + [""]
     if s["errors"]:
         md += ["## Errors", ""] + [f"- `{_cell(k)}`: {_cell(v)}" for k, v in s["error_cases"].items()]
     (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
@@ -420,49 +408,24 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
             preflight_roles({"judge": judge})
         (out / "events").mkdir(parents=True, exist_ok=True)
         (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
-        scores_file = out / "scores.jsonl"
-        keep = read_results(scores_file)
-        done = {row_key(r) for r in keep}
-        rows = list(keep)
-        unfinished: list[str] = []
-        bar = _progress(len(files), len(keep), "log", progress)
-        with scores_file.open("a", encoding="utf-8") as fh:
-            for path in files:
-                ev = read_events(path)
-                if not ev or ev[0].get("type") != "header":
-                    unfinished.append(path.name)
-                    continue
-                h = ev[0]
-                key = (h["case_id"], int(h.get("seed", 0)), h.get("condition", CONDITION))
-                if key in done:
-                    continue
-                t0 = time.perf_counter()
+
+        def score_one(key: tuple[str, int, str], transcript: Transcript, path: Path) -> dict[str, Any]:
+            t0 = time.perf_counter()
+            llm = models.get("judge", judge, key[1])
+            scorer = OsceRubricScorer(llm, _params("judge", judge, key[1]), _policy(judge), rubric)
+            new: list[dict[str, Any]] = []
+            with EventLog(out / "events" / path.name, keep=new) as log:
                 try:
-                    transcript = Transcript.from_events(ev, case_id=key[0])
-                except TranscriptError:
-                    unfinished.append(path.name)
-                    continue
-                llm = models.get("judge", judge, key[1])
-                scorer = OsceRubricScorer(llm, _params("judge", judge, key[1]), _policy(judge), rubric)
-                new: list[dict[str, Any]] = []
-                with EventLog(out / "events" / path.name, keep=new) as log:
-                    try:
-                        score_case(None, transcript, [scorer], log)
-                    except Exception as e:  # noqa: BLE001 - recorded as the cell's error
-                        log.emit(Scored(scorer="osce", value=None,
-                                        details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
-                row = osce_row(list(transcript.events) + new, seed=key[1], condition=key[2],
-                               events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0,
-                               case_id=key[0])
-                fh.write(_row_line(row))
-                fh.flush()
-                rows.append(row)
-                if on_row:
-                    on_row(row)
-                if bar is not None:
-                    bar.update(None)
-        if bar is not None:
-            bar.close()
+                    score_case(None, transcript, [scorer], log)
+                except Exception as e:  # noqa: BLE001 - recorded as the cell's error
+                    log.emit(Scored(scorer="osce", value=None,
+                                    details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+            return osce_row(list(transcript.events) + new, seed=key[1], condition=key[2],
+                            events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0,
+                            case_id=key[0])
+
+        # the loop medsim score runs for a bench run: scores.jsonl row by row, resumable
+        rows, unfinished = rescore_logs(files, out, score_one, progress=progress, on_row=on_row)
         summary = summarise_osce(rows)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         write_osce_report(out, judged, summary, rows, {r: describe_spec(rs.backend, rs.model) for r, rs in judged.roles.items()},
@@ -478,17 +441,24 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
 
 # -- the command ------------------------------------------------------------------------------
 def spec_from_osce_args(args: argparse.Namespace) -> OsceSpec:
+    """The spec of ``medsim osce``'s arguments, or of ``medsim bench --protocol osce``'s
+    (whose flags default to None: the defaults below are ``medsim osce``'s)."""
     roles: dict[str, dict[str, Any]] = {}
     for r in OSCE_ROLES:
         d = {"backend": getattr(args, f"{r}_llm"), "model": getattr(args, f"{r}_model"), "timeout_s": args.timeout,
-             "retries": args.retries}
+             "retries": args.retries, "backoff_s": getattr(args, "backoff", None)}
         roles[r] = {k: v for k, v in d.items() if v is not None}
     if args.seed is not None and args.seeds is not None:
         raise SpecError("give --seed or --seeds, not both")
     seeds = args.seeds or [args.seed or 0]
-    return build_osce_spec(args.personas, llm=args.llm, model=args.model, roles=roles, seeds=seeds,
-                           max_rounds=args.max_rounds, stop_classifier=not args.no_stop_classifier,
-                           cases=args.osce_cases, rubric=args.rubric, workers=args.workers,
+    if getattr(args, "repeats", None) is not None:  # bench's --repeats R: seeds 0..R-1
+        if args.repeats < 1:
+            raise SpecError(f"repeats: must be at least 1, got {args.repeats} (--repeats)")
+        seeds = list(range(args.repeats))
+    return build_osce_spec(args.personas or "random", llm=args.llm or "scripted", model=args.model, roles=roles,
+                           seeds=seeds, max_rounds=10 if args.max_rounds is None else args.max_rounds,
+                           stop_classifier=not args.no_stop_classifier, cases=args.osce_cases, rubric=args.rubric,
+                           guards=not args.no_guards, workers=1 if args.workers is None else args.workers,
                            preflight=not args.no_preflight)
 
 
@@ -496,7 +466,7 @@ def run_osce_command(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_osce_args(args)
         doc = spec.roles["doctor"].backend
-        out = args.out or Path("runs") / f"osce-{slug(args.personas, 30)}-{slug(doc, 30)}-s{spec.seeds[0]}"
+        out = args.out or Path("runs") / f"osce-{slug(spec.requested, 30)}-{slug(redact_spec(doc), 30)}-s{spec.seeds[0]}"
         o = run_osce(spec, BenchOptions(out=out, resume=args.resume, retry_errors=args.retry_errors,
                                         progress=not args.no_progress, command=getattr(args, "argv", ())))
     except (PersonaError, RubricError) as e:

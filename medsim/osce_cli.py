@@ -1,14 +1,17 @@
-"""``medsim osce``'s arguments: kept apart from :mod:`medsim.osce` so that building the
-CLI's parser imports nothing heavy (the command imports the suite when it runs)."""
+"""``medsim osce``'s arguments, and ``medsim bench --protocol osce``'s: kept apart from
+:mod:`medsim.osce` so that building the CLI's parser imports nothing heavy (the command
+imports the suite when it runs). Both commands run :func:`medsim.osce.run_osce_command`
+on their arguments, so they write the same run directory."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 from typing import Any
 
-from medsim.spec import seeds_arg
+from medsim.spec import SpecError, seeds_arg
 
-__all__ = ["add_osce_parser", "OSCE_ROLES"]
+__all__ = ["add_osce_parser", "add_osce_bench_args", "run_bench_osce", "osce_flags_given", "OSCE_ROLES",
+           "BENCH_OSCE_FLAGS"]
 
 OSCE_ROLES = ("doctor", "patient", "judge")
 
@@ -28,6 +31,9 @@ def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--max-rounds", type=int, default=10, help="rounds before the encounter ends undecided (default 10)")
     o.add_argument("--no-stop-classifier", action="store_true",
                    help="decide stops by the patient's marker and plain phrases only (no classifier call)")
+    o.add_argument("--no-guards", action="store_true",
+                   help="take every reply as it is: no re-asking of empty, role-breaking, echoing or looping replies "
+                        "(default: guarded, a role that keeps failing ends the encounter as failed)")
     o.add_argument("--seed", type=int, default=None, help="the run's seed (default 0)")
     o.add_argument("--seeds", type=seeds_arg, default=None, help="several seeds, e.g. 0,1,2 (default: --seed)")
     o.add_argument("--workers", type=int, default=1, help="encounters run at once (default 1)")
@@ -54,3 +60,54 @@ def _run(args: argparse.Namespace) -> int:
     from medsim.osce import run_osce_command
 
     return run_osce_command(args)
+
+
+# -- medsim bench --protocol osce -------------------------------------------------------------
+# the OSCE flags bench adds (with --protocol osce only) and the bench flags an OSCE run
+# reads (by argparse dest); every other bench flag given with --protocol osce is an error
+OSCE_FLAGS = {"personas": "--personas", "max_rounds": "--max-rounds", "osce_cases": "--osce-cases",
+              "rubric": "--rubric", "no_stop_classifier": "--no-stop-classifier"}
+BENCH_OSCE_FLAGS = frozenset({
+    *OSCE_FLAGS, "protocol", "no_guards", "seed", "seeds", "repeats", "workers", "llm", "model",
+    *(f"{r}_{k}" for r in OSCE_ROLES for k in ("llm", "model")), "timeout", "retries", "backoff", "no_preflight",
+    "out", "resume", "retry_errors", "no_progress", "help", "verbose", "quiet"})
+
+
+def add_osce_bench_args(b: argparse.ArgumentParser) -> None:
+    """``medsim bench``'s OSCE flags (added last, so that the bench flags an OSCE run does
+    not read are known, with their defaults, for :func:`run_bench_osce` to refuse)."""
+    unused = tuple((a.dest, a.option_strings[0], a.default) for a in b._actions
+                   if a.option_strings and a.dest not in BENCH_OSCE_FLAGS)
+    o = b.add_argument_group("OSCE treatment persuasion (with --protocol osce; the same as `medsim osce`)")
+    o.add_argument("--personas", default=None,
+                   help="persona ids, comma-separated, or all | all_no_gender | random | random_no_gender "
+                        "(default: random)")
+    o.add_argument("--max-rounds", type=int, default=None, help="rounds before an encounter ends undecided (default 10)")
+    o.add_argument("--osce-cases", default=None, help="a directory of OSCE case files (default: medsim's own)")
+    o.add_argument("--rubric", default=None, help="a rubric CSV (default: medsim's own)")
+    o.add_argument("--no-stop-classifier", action="store_true", default=None,
+                   help="decide stops by the patient's marker and plain phrases only")
+    b.set_defaults(osce_unused=unused)
+
+
+def run_bench_osce(args: argparse.Namespace) -> int:
+    """``medsim bench --protocol osce``: the bench's arguments checked, then exactly
+    what ``medsim osce`` runs. Raises :class:`SpecError` for a flag an OSCE run has no
+    use for (``--cases``, ``--max-turns``, ``--technician-llm``, ``--memory``, ...)."""
+    given: dict[str, str] = {}
+    for dest, flag, default in getattr(args, "osce_unused", ()):
+        if dest not in given and getattr(args, dest, default) not in (default, None, False):
+            given[dest] = flag
+    if given:
+        raise SpecError(f"{', '.join(given.values())}: not used by --protocol osce (an OSCE run takes --personas, "
+                        "--max-rounds, --osce-cases, --rubric, --no-stop-classifier, --no-guards, --seed/--seeds/"
+                        "--repeats, --workers, --llm/--model and the doctor's, patient's and judge's backends; "
+                        "see `medsim osce --help`)")
+    from medsim.osce import run_osce_command
+
+    return run_osce_command(args)
+
+
+def osce_flags_given(args: argparse.Namespace) -> list[str]:
+    """The OSCE flags given to ``medsim bench`` (an error without --protocol osce)."""
+    return [flag for dest, flag in OSCE_FLAGS.items() if getattr(args, dest, None) not in (None, False)]

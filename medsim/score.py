@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from agents.cases.registry import load_cases
 from agents.events import EventLog, read_events
@@ -28,7 +28,7 @@ from medsim.bench import BenchError, _row_line, write_report
 from medsim.spec import RoleSpec, RunSpec, SpecError
 from medsim.toml_out import dumps as toml_dumps
 
-__all__ = ["ScoreOutcome", "rescore"]
+__all__ = ["ScoreOutcome", "rescore", "rescore_logs"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,59 +79,28 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
         out.mkdir(parents=True, exist_ok=True)
         (out / "events").mkdir(exist_ok=True)
         (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
-        scores_file = out / "scores.jsonl"
-        keep = read_results(scores_file)
-        done = {row_key(r) for r in keep}
-        rows = list(keep)
-        unfinished: list[str] = []
-        bar = None
-        if progress:
-            from medsim.progress import Progress
+        def score_one(key: tuple[str, int, str], transcript: Transcript, path: Path) -> dict[str, Any]:
+            t0 = time.perf_counter()
+            case = by_id[key[0]]
+            # the cell's own scorers (AutoMedic's condition: the option letter and CARE, no judge)
+            cell_spec = judged.for_condition(key[2]) if key[2] in judged.condition_names() else judged
+            scorers = scorers_for(cell_spec, llm, role_params("judge", judge, key[1]),
+                                  RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
+            new: list[dict[str, Any]] = []
+            with EventLog(out / "events" / path.name, keep=new) as log:
+                score_case(case, transcript, scorers, log)
+            row = case_row(case, list(transcript.events) + new, seed=key[1], condition=key[2],
+                           events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0)
+            logger.debug("%s (seed %s, %s): %s", case.id, key[1], key[2],
+                         "correct" if row["correct"] else row["status"] if row["correct"] is None else "wrong")
+            return row
 
-            bar = Progress(len(files), initial=len(keep), unit="log")
-        with scores_file.open("a", encoding="utf-8") as fh:
-            for path in files:
-                ev = read_events(path)
-                if not ev or ev[0].get("type") != "header":
-                    unfinished.append(path.name)
-                    if bar is not None:
-                        bar.update()
-                    continue
-                h = ev[0]
-                key = (h["case_id"], int(h.get("seed", 0)), h.get("condition", "base"))
-                if key in done:
-                    continue
-                case = by_id.get(h["case_id"])
-                if case is None:
-                    raise BenchError(f"{path}: case '{h['case_id']}' is not in {spec.cases}")
-                t0 = time.perf_counter()
-                try:
-                    transcript = Transcript.from_events(ev, case_id=case.id)
-                except TranscriptError:
-                    unfinished.append(path.name)  # a cell a killed run left; --resume re-runs it
-                    if bar is not None:
-                        bar.update()
-                    continue
-                # the cell's own scorers (AutoMedic's condition: the option letter and CARE, no judge)
-                cell_spec = judged.for_condition(key[2]) if key[2] in judged.condition_names() else judged
-                scorers = scorers_for(cell_spec, llm, role_params("judge", judge, key[1]),
-                                      RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
-                new: list[dict[str, Any]] = []
-                with EventLog(out / "events" / path.name, keep=new) as log:
-                    score_case(case, transcript, scorers, log)
-                row = case_row(case, list(transcript.events) + new, seed=key[1], condition=key[2],
-                               events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0)
-                fh.write(_row_line(row))
-                fh.flush()
-                rows.append(row)
-                if on_row:
-                    on_row(row)
-                logger.debug("%s/%s %s: %s", len(rows), len(files), case.id,
-                          "correct" if row["correct"] else row["status"] if row["correct"] is None else "wrong")
-                if bar is not None:
-                    bar.update(summarise(rows))
-        if bar is not None:
-            bar.close()
+        def known(key: tuple[str, int, str], path: Path) -> None:
+            if key[0] not in by_id:
+                raise BenchError(f"{path}: case '{key[0]}' is not in {spec.cases}")
+
+        rows, unfinished = rescore_logs(files, out, score_one, check=known, progress=progress, on_row=on_row,
+                                        progress_summary=summarise)
         summary = summarise(rows)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         write_report(out, judged, summary, rows, describe_roles(judged),
@@ -150,3 +119,60 @@ def _all_logs(run_dir: Path) -> list[Path]:
     if not files:
         raise BenchError(f"{run_dir}: no event logs to score")
     return files
+
+
+def rescore_logs(files: Sequence[Path], out: Path, score_one: Callable[[tuple[str, int, str], Transcript, Path], dict],
+                 *, check: Callable[[tuple[str, int, str], Path], None] | None = None, progress: bool = False,
+                 on_row: Callable[[dict[str, Any]], None] | None = None,
+                 progress_summary: Callable[[list[dict[str, Any]]], Any] | None = None, unit: str = "log"
+                 ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The loop every re-scoring shares (a bench run's, an OSCE run's): for each log in
+    ``files`` not yet in ``out/scores.jsonl``, ``score_one(key, transcript, log)`` scores
+    it (writing ``out/events/<log>``) and returns its row, which is appended and flushed
+    at once, so re-running finishes an interrupted re-scoring. ``check(key, log)`` may
+    refuse a cell before it is parsed. Returns every row (kept ones first) and the names
+    of the logs of cells that never finished (not scored; ``--resume`` re-runs them)."""
+    scores_file = out / "scores.jsonl"
+    keep = read_results(scores_file)
+    done = {row_key(r) for r in keep}
+    rows = list(keep)
+    unfinished: list[str] = []
+    bar = None
+    if progress:
+        from medsim.progress import Progress
+
+        bar = Progress(len(files), initial=len(keep), unit=unit)
+    try:
+        with scores_file.open("a", encoding="utf-8") as fh:
+            for path in files:
+                ev = read_events(path)
+                if not ev or ev[0].get("type") != "header":
+                    unfinished.append(path.name)
+                    if bar is not None:
+                        bar.update()
+                    continue
+                h = ev[0]
+                key = (h["case_id"], int(h.get("seed", 0)), h.get("condition", "base"))
+                if key in done:
+                    continue
+                if check is not None:
+                    check(key, path)
+                try:
+                    transcript = Transcript.from_events(ev, case_id=key[0])
+                except TranscriptError:
+                    unfinished.append(path.name)  # a cell a killed run left; --resume re-runs it
+                    if bar is not None:
+                        bar.update()
+                    continue
+                row = score_one(key, transcript, path)
+                fh.write(_row_line(row))
+                fh.flush()
+                rows.append(row)
+                if on_row:
+                    on_row(row)
+                if bar is not None:
+                    bar.update(progress_summary(rows) if progress_summary is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    return rows, unfinished

@@ -2,7 +2,10 @@
 hosted APIs), with the standard library only. The API key comes from an environment
 variable (``MEDSIM_API_KEY``, else ``OPENAI_API_KEY``) and is never logged: it goes into
 the Authorization header only, and every error message is scrubbed of it (a server may
-echo it back).
+echo it back). A key a server wants in the base URL's query string (``?api_key=``,
+``?key=``, ``?sig=`` ...) is sent as given and shown nowhere: the backend's name and
+every message carry the URL redacted (:func:`agents.llm.url_secrets.redact_url`), and
+text the server sends back is scrubbed of those values as of the key.
 
 ``GenerateParams.timeout_s`` is a deadline for the whole call (connect, TLS, send, status
 line, headers, body), not for each socket read: each operation gets the time left as its
@@ -43,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from agents.llm.base import chat_message, CallContext, GenerateParams, LLMError, Message, Output
+from agents.llm.url_secrets import redact_url, url_secrets
 
 __all__ = ["API_KEY_ENV", "OpenAICompatLLM", "body_limit", "check_server", "text_limit"]
 
@@ -86,6 +90,8 @@ class _BaseURL:
     port: int | None
     path: str  # without a trailing slash, e.g. "/v1" or ""
     query: str
+    shown: str  # the URL as messages and names show it: without a trailing slash, secrets redacted
+    secrets: tuple[str, ...]  # what redacting it hid (url_secrets)
 
     @classmethod
     def parse(cls, url: str) -> "_BaseURL":
@@ -95,12 +101,14 @@ class _BaseURL:
             raise ValueError("the base URL has credentials in it (user:password@host); remove them "
                              "and put the API key in MEDSIM_API_KEY (or OPENAI_API_KEY) instead")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"the base URL must look like http://host:port/v1, got {url!r}")
+            raise ValueError(f"the base URL must look like http://host:port/v1, got {redact_url(url)!r}")
         try:
             port = parts.port
         except ValueError:
-            raise ValueError(f"the base URL has an invalid port: {url!r}") from None
-        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"), parts.query)
+            raise ValueError(f"the base URL has an invalid port: {redact_url(url)!r}") from None
+        given = url.strip()
+        shown = redact_url(given.rstrip("/") if not (parts.query or parts.fragment) else given)
+        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"), parts.query, shown, url_secrets(given))
 
     @property
     def url(self) -> str:
@@ -134,18 +142,26 @@ def _auth_headers(env_vars: Sequence[str], backend: str) -> tuple[dict[str, str]
     return {"Authorization": f"Bearer {key}"}, key
 
 
-def _scrub(text: str, key: str | None) -> str:
-    return text.replace(key, "***") if key else text
+def _secrets(key: str | None, base: _BaseURL) -> tuple[str, ...]:
+    """What text from the server is scrubbed of: the API key and the URL's own secrets
+    (a query string's key), the longest first (one may hold another)."""
+    return tuple(sorted({s for s in (key, *base.secrets) if s}, key=len, reverse=True))
 
 
-def _scrub_reply(text: str, key: str | None) -> str:
-    """Model text without the key, where the key is long enough to be a secret (scrubbing
-    "x" or "EMPTY", placeholder keys for local servers, would garble the text)."""
-    return _scrub(text, key) if key and len(key) >= _MIN_KEY_SCRUB else text
+def _scrub(text: str, secrets: Sequence[str]) -> str:
+    for s in secrets:
+        text = text.replace(s, "***")
+    return text
 
 
-def _error(message: str, *, backend: str, key: str | None, transient: bool) -> LLMError:
-    return LLMError(_scrub(message, key), backend=backend, transient=transient)
+def _scrub_reply(text: str, secrets: Sequence[str]) -> str:
+    """Model text without the secrets long enough to be secrets (scrubbing "x" or
+    "EMPTY", placeholder keys for local servers, would garble the text)."""
+    return _scrub(text, [s for s in secrets if len(s) >= _MIN_KEY_SCRUB])
+
+
+def _error(message: str, *, backend: str, secrets: Sequence[str], transient: bool) -> LLMError:
+    return LLMError(_scrub(message, secrets), backend=backend, transient=transient)
 
 
 # ---------------------------------------------------------------------------- transport
@@ -368,13 +384,13 @@ def _snippet(reply: _Reply) -> str:
     return f": {text[:_SNIPPET]}" if text else ""
 
 
-def _http_error(reply: _Reply, url: str, *, backend: str, key: str | None) -> LLMError:
+def _http_error(reply: _Reply, url: str, *, backend: str, secrets: Sequence[str]) -> LLMError:
     if 300 <= reply.status < 400:
-        where = reply.headers.get("Location", "elsewhere")
+        where = redact_url(reply.headers.get("Location", "elsewhere"))
         return _error(f"HTTP {reply.status} from {url}: redirects to {where}; use that as the base URL",
-                      backend=backend, key=key, transient=False)
+                      backend=backend, secrets=secrets, transient=False)
     err = _error(f"HTTP {reply.status} from {url}: {reply.reason}{_snippet(reply)}",
-                 backend=backend, key=key, transient=_transient_status(reply.status))
+                 backend=backend, secrets=secrets, transient=_transient_status(reply.status))
     err.retry_after_s = _retry_after(reply.headers.get("Retry-After"))
     return err
 
@@ -440,7 +456,7 @@ class OpenAICompatLLM:
         if not model:
             raise ValueError("an OpenAI-compatible backend needs a model name (--model NAME)")
         self._base = _BaseURL.parse(base_url)  # refuses credentials without repeating them
-        self.base_url = base_url.strip().rstrip("/")
+        self.base_url = self._base.shown  # what names and messages show: a query's key redacted
         self.model = model
         self.name = f"openai:{self.base_url}#{model}"
         self._key_env = api_key_env
@@ -459,6 +475,7 @@ class OpenAICompatLLM:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "reply", "schema": json.loads(params.response_schema), "strict": True}}
         auth, key = _auth_headers(self._key_env, self.name)
+        secrets = _secrets(key, self._base)
         headers = {"Content-Type": "application/json", "Accept": "application/json", **auth}
         url = self.base_url
         t0 = time.perf_counter()
@@ -472,38 +489,38 @@ class OpenAICompatLLM:
                 msg = f"cannot reach {url}: {f.reason}"
             else:
                 msg = f"bad reply from {url}: {f.reason}"
-            raise _error(msg, backend=self.name, key=key, transient=True) from None
+            raise _error(msg, backend=self.name, secrets=secrets, transient=True) from None
         latency = time.perf_counter() - t0
         if reply.status != 200:
-            raise _http_error(reply, url, backend=self.name, key=key)
+            raise _http_error(reply, url, backend=self.name, secrets=secrets)
         text = _body_text(reply)
         if text is None:
-            raise _error(f"bad reply from {url}: the body is not UTF-8 text", backend=self.name, key=key,
+            raise _error(f"bad reply from {url}: the body is not UTF-8 text", backend=self.name, secrets=secrets,
                          transient=True)
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as e:
             raise _error(f"response from {url} is not JSON ({e.msg} at character {e.pos}): {text[:_SNIPPET]}",
-                         backend=self.name, key=key, transient=True) from None
+                         backend=self.name, secrets=secrets, transient=True) from None
         except (ValueError, RecursionError) as e:  # a number of over 4300 digits; nesting too deep
             raise _error(f"response from {url} is JSON that cannot be read ({type(e).__name__})",
-                         backend=self.name, key=key, transient=True) from None
+                         backend=self.name, secrets=secrets, transient=True) from None
         choice = None
         if isinstance(payload, dict) and isinstance(payload.get("choices"), list) and payload["choices"]:
             choice = payload["choices"][0]
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             raise _error(f"unexpected response shape from {url} (no choices[0].message): {text[:_SNIPPET]}",
-                         backend=self.name, key=key, transient=True)
+                         backend=self.name, secrets=secrets, transient=True)
         content = message.get("content")
         if content is not None and not isinstance(content, str):
             raise _error(f"unexpected response shape from {url}: choices[0].message.content is a "
-                         f"{type(content).__name__}, not text", backend=self.name, key=key, transient=True)
+                         f"{type(content).__name__}, not text", backend=self.name, secrets=secrets, transient=True)
         pt, evaluated, ct, usage_note = _usage(payload)
         notes = [usage_note] if usage_note else []
         finish = choice.get("finish_reason")
-        finish = _scrub_reply(finish, key)[:40] if isinstance(finish, str) and finish else "stop"
-        text = _scrub_reply(content or "", key)
+        finish = _scrub_reply(finish, secrets)[:40] if isinstance(finish, str) and finish else "stop"
+        text = _scrub_reply(content or "", secrets)
         if content is None:
             notes.append("the server sent no text (content null)")
         cap = text_limit(params.max_tokens)
@@ -531,27 +548,28 @@ def check_server(base_url: str, model: str, *, timeout_s: float = 10.0,
         base = _BaseURL.parse(base_url)
     except ValueError as e:
         raise LLMError(str(e), backend="openai", transient=False) from None
-    url = base_url.strip().rstrip("/")
+    url = base.shown
     backend = f"openai:{url}"
     auth, key = _auth_headers(api_key_env, backend)
+    secrets = _secrets(key, base)
     try:
         reply = _request(base, "GET", "/models", body=None, headers={"Accept": "application/json", **auth},
                          timeout_s=timeout_s)
     except _Failure as f:
         reason = f"no reply within {_seconds(timeout_s)} s" if f.kind == "timeout" else f.reason
         verb = "cannot reach" if f.kind != "transport" else "bad reply from"
-        raise _error(f"{verb} {url}: {reason}", backend=backend, key=key, transient=False) from None
+        raise _error(f"{verb} {url}: {reason}", backend=backend, secrets=secrets, transient=False) from None
     names = " or ".join(api_key_env)
     if reply.status in (401, 403):
         if key is None:
             msg = f"{url} wants an API key (HTTP {reply.status}) and none is set: put it in {names}"
         else:
             msg = f"{url} refused the API key (HTTP {reply.status}): check the key in {names}"
-        raise _error(msg, backend=backend, key=key, transient=False)
+        raise _error(msg, backend=backend, secrets=secrets, transient=False)
     if reply.status in _NO_MODEL_LISTING:
         return None
     if reply.status != 200:
-        raise _http_error(reply, url, backend=backend, key=key)
+        raise _http_error(reply, url, backend=backend, secrets=secrets)
     text = _body_text(reply)
     try:
         payload = json.loads(text) if text is not None else None
@@ -567,4 +585,4 @@ def check_server(base_url: str, model: str, *, timeout_s: float = 10.0,
         return ids
     more = f" (and {len(ids) - 10} more)" if len(ids) > 10 else ""
     raise _error(f"{url} does not serve model '{model}'; it serves: {', '.join(ids[:10])}{more}",
-                 backend=backend, key=key, transient=False)
+                 backend=backend, secrets=secrets, transient=False)

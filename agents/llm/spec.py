@@ -15,6 +15,7 @@ from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
 from agents.llm.local_model import EMBEDDED, embedded_model_path, smollm2_path
 from agents.llm.openai_compat import OpenAICompatLLM
 from agents.llm.scripted import ScriptedLLM
+from agents.llm.url_secrets import redact_spec
 
 __all__ = ["BackendSpecError", "NoModel", "check_backend_spec", "build_backend", "is_in_process", "describe_spec", "KINDS"]
 
@@ -41,8 +42,9 @@ def is_in_process(spec: str) -> bool:
 
 
 def describe_spec(spec: str, model: str | None) -> str:
+    """The backend as logs, reports and names show it: a URL's secrets redacted."""
     if spec.startswith("openai:"):
-        return f"{spec}#{model}"
+        return f"{redact_spec(spec)}#{model}"
     if spec == "local":
         return f"local:{EMBEDDED.name}"
     return spec
@@ -77,14 +79,15 @@ def check_backend_spec(spec: str, model: str | None) -> None:
 
 
 def _safe(spec: str) -> str:
-    """A spec for messages: never echo credentials in a URL."""
+    """A spec for messages: never echo credentials in a URL (a key in its query string
+    is redacted)."""
     try:
         parts = urlsplit(spec.split(":", 1)[1]) if spec.startswith("openai:") else None
     except ValueError:
         parts = None
     if parts and (parts.username or parts.password):
         return "openai:<url with credentials>"
-    return spec[:200]
+    return redact_spec(spec)[:200]
 
 
 def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], seed: int, pool: LlamaPool) -> LLM:

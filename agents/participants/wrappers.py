@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
@@ -25,6 +25,7 @@ from agents.participants.llm import LLMParticipant
 __all__ = ["Guarded", "Hinted", "ignored_records", "order_hits", "names_a_condition"]
 
 Check = Callable[[str, Observation], "str | None"]
+Detect = Callable[[str, str, Sequence[str], str], "str | None"]  # agents.guards.check_reply's signature
 
 
 def ignored_records(reply: str, obs: Observation) -> str | None:
@@ -78,9 +79,14 @@ def _symptom_list(text: str) -> bool:
 class Guarded:
     """Wraps an :class:`LLMParticipant`: checks each draft before it is committed."""
 
-    def __init__(self, inner: LLMParticipant, *, retries: int = 2, checks: Sequence[Check] = ()):
-        self.inner, self.retries, self.checks = inner, retries, tuple(checks)
+    def __init__(self, inner: LLMParticipant, *, retries: int = 2, checks: Sequence[Check] = (),
+                 corrections: Mapping[str, str] | None = None, detect: Detect = check_reply):
+        # for a suite whose conversation is not a diagnosis (the OSCE encounter): its own
+        # corrections (problem -> instruction; default agents.guards.CORRECTIONS for the
+        # role) and its own reading of check_reply (agents.suites.osce_guards.osce_detect)
+        self.inner, self.retries, self.checks, self.detect = inner, retries, tuple(checks), detect
         self.role = inner.role
+        self.corrections = CORRECTIONS.get(self.role, {}) if corrections is None else corrections
 
     def act(self, obs: Observation) -> Turn:
         inner = self.inner
@@ -90,7 +96,7 @@ class Guarded:
         sent, params = obs.text, base
         for attempt in range(1, attempts + 1):
             reply = inner.draft(obs, sent, params)
-            problem = check_reply(self.role, reply, previous, obs.text)
+            problem = self.detect(self.role, reply, previous, obs.text)
             for check in self.checks:
                 if problem is None:
                     problem = check(reply, obs)
@@ -99,7 +105,7 @@ class Guarded:
             inner.sink.emit(ReplyRejected(role=self.role, turn=obs.turn, problem=problem, text=reply, attempt=attempt))
             if attempt == attempts:
                 raise RoleFailure(self.role, problem, attempts)
-            fix = CORRECTIONS.get(self.role, {}).get(problem, "(Please answer again.)")
+            fix = self.corrections.get(problem, "(Please answer again.)")
             sent = f"{obs.text}\n{fix}"
             # another seed and a hotter sample: at low temperature a looping model repeats itself
             params = replace(base, seed=base.seed + attempt, temperature=max(base.temperature, 0.7))

@@ -5,7 +5,11 @@ stop detector (:mod:`agents.suites.osce_stop`) decides whether the patient accep
 left (a second opinion counts) or goes on; the encounter also ends after
 ``max_rounds``. The doctor is told the demographics, diagnosis, recommended treatment,
 its risks, benefits, prognosis and alternatives; the patient's personality, symptoms and
-fears are in the patient's prompt only.
+fears are in the patient's prompt only. Both are guarded by default
+(:mod:`agents.suites.osce_guards`): a reply that is empty, refuses, breaks role, echoes the
+other side or repeats one of the role's own turns is recorded (``reply_rejected``) and
+asked again a bounded number of times; a role that keeps failing ends the encounter as
+``failed`` (``consultation_failed``) instead of looping to the round limit.
 
 The events go to the same log as a consultation's (``case_started``, ``utterance``,
 ``llm_call``, ``consultation_ended`` with status accepted | left | undecided | error |
@@ -24,8 +28,10 @@ from agents.llm.base import LLM, CallContext, GenerateParams, LLMError, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.participants.base import Observation, Participant, RoleFailure
 from agents.participants.llm import LLMParticipant
+from agents.participants.wrappers import Guarded
 from agents.prompts import render
 from agents.suites.osce_events import OsceStarted, StopDecision
+from agents.suites.osce_guards import OSCE_CORRECTIONS, osce_checks, osce_detect
 from agents.suites.osce_personas import Persona
 from agents.suites.osce_stop import STOP_SCHEMA, StopVerdict, detect_by_rules, parse_stop_reply, split_marker, stop_messages_text
 
@@ -85,14 +91,24 @@ def patient_system(persona: Persona) -> str:
 
 
 def osce_cast(persona: Persona, llms: Mapping[str, LLM], params: Mapping[str, GenerateParams],
-              retry: Mapping[str, RetryPolicy], sink: EventSink, *, max_rounds: int) -> dict[str, Participant]:
-    """The doctor and the patient as LLM participants, each with its own conversation."""
-    return {
+              retry: Mapping[str, RetryPolicy], sink: EventSink, *, max_rounds: int,
+              guard_retries: int | None = 2) -> dict[str, Participant]:
+    """The doctor and the patient as LLM participants, each with its own conversation.
+    ``guard_retries``: each wrapped in :class:`Guarded` with the OSCE checks
+    (:mod:`agents.suites.osce_guards`), a flagged reply asked again that many times
+    before the encounter fails; None: unguarded (every reply taken as it is)."""
+    cast: dict[str, Participant] = {
         "doctor": LLMParticipant("doctor", llms["doctor"], doctor_system(persona, max_rounds), params["doctor"],
                                  persona.id, sink, retry.get("doctor", RetryPolicy())),
         "patient": LLMParticipant("patient", llms["patient"], patient_system(persona), params["patient"], persona.id,
                                   sink, retry.get("patient", RetryPolicy())),
     }
+    if guard_retries is not None:
+        for role, inner in list(cast.items()):
+            assert isinstance(inner, LLMParticipant)
+            cast[role] = Guarded(inner, retries=guard_retries, checks=osce_checks(role, inner.previous_replies),
+                                 corrections=OSCE_CORRECTIONS[role], detect=osce_detect)
+    return cast
 
 
 class StopDetector:

@@ -1,9 +1,10 @@
 """A deterministic scripted backend for the OSCE suite (tests, demos, overhead).
 
 The doctor works through a fixed script that touches the rubric's criteria a few at a
-time; the patient decides by a hash of (seed, persona): accepts with the explicit
-marker, leaves for a second opinion in plain words (the phrase rule), or never decides
-(the round limit); the judge marks a criterion met when the doctor's words so far hold
+time (past its end, a short question naming the round, so the guards see no repeat);
+the patient decides by a hash of (seed, persona): accepts with the explicit marker,
+leaves for a second opinion in plain words (the phrase rule), or never decides (the
+round limit); the judge marks a criterion met when the doctor's words so far hold
 its keyword, not relevant before round 3 otherwise, then not met; the stop classifier
 says "continue". It never reads the persona's hidden text, so what it says cannot leak
 it.
@@ -96,7 +97,10 @@ class OsceScriptedLLM:
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
         done = sum(1 for m in messages if m.role == "assistant")
         if ctx.role == "doctor":
-            return self._out(DOCTOR_SCRIPT[done % len(DOCTOR_SCRIPT)], messages)
+            # past the script (--max-rounds > 10): a short line of its own, not a repeat the guards reject
+            line = (DOCTOR_SCRIPT[done] if done < len(DOCTOR_SCRIPT)
+                    else f"Is there anything else on your mind? (round {done + 1})")
+            return self._out(line, messages)
         if ctx.role == "patient":
             return self._out(self._patient(ctx.case_id, done), messages)
         if ctx.role == "stop":
