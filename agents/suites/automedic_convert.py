@@ -17,7 +17,15 @@ list, ``answer`` as the text or the letter; optional ``id``) goes through:
    staff, which must be **grounded** in the question (every number and most words of a
    value appear in it) or it is dropped: never invented. Any sentence of the patient's
    information that holds a measurement, an optional value or the answer is removed
-   (:func:`scrub`), so what only the staff hold never reaches the patient.
+   (:func:`scrub`), so what only the staff hold never reaches the patient;
+5. a **polarity check** of each basic item against the vignette (deterministic,
+   :mod:`agents.suites.negation`): a basic item that asserts what the vignette only
+   negates ("smokes" where it says "She does not smoke") gets the vignette's own negated
+   phrase in place of the false clause ("does not smoke, works as a teacher"), or, where
+   no clean repair exists, the plain imputed value (named under ``imputed``). Each repair
+   is listed in the item's event (``repairs``: stage ``polarity``, reason
+   ``negation_restored`` or ``negation_imputed``, the field, before and after). It runs
+   on every extraction, the rule-based one included.
 
 Every decision is an ``automedic_item`` event naming the stage and reason; the model's
 calls are ``llm_call`` events. The output record is a medsim case (AgentClinic OSCE
@@ -35,10 +43,11 @@ from agents.events import Event, EventSink
 from agents.llm.base import LLM, CallContext, GenerateParams, LLMError, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.prompts import render
+from agents.suites.negation import negations, restore
 
 __all__ = ["McqItem", "ItemError", "ItemScreened", "parse_item", "prefilter_text", "prefilter", "rule_extract",
            "FILTER_SCHEMA", "EXTRACT_SCHEMA", "FILTER_REASONS", "BASIC_FIELDS", "OPTIONAL_FIELDS", "grounded",
-           "scrub", "to_record", "Conversion", "query_of", "OBJECTIVE"]
+           "scrub", "restore_polarity", "to_record", "Conversion", "query_of", "OBJECTIVE"]
 
 FILTER_REASONS = ("suitable", "research_participants", "abstract_mechanism", "fact_recall", "image_dependent",
                   "key_facts_in_options", "other")
@@ -93,7 +102,8 @@ class McqItem:
 class ItemScreened(Event):
     """One item's fate: ``kept`` or dropped at ``stage`` (parse | rules | screen |
     extract) for ``reason``; ``note`` says more (the model's note, values dropped as
-    ungrounded, fields imputed)."""
+    ungrounded, fields imputed); ``repairs`` lists the kept item's basic fields changed
+    by the polarity check (:func:`restore_polarity`)."""
 
     type: ClassVar[str] = "automedic_item"
     line: int
@@ -102,6 +112,7 @@ class ItemScreened(Event):
     stage: str
     reason: str
     note: str = ""
+    repairs: list[dict[str, Any]] = field(default_factory=list)
 
 
 def parse_item(obj: Any, line: int, stem: str = "item") -> McqItem:
@@ -204,6 +215,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("past_medical_history", re.compile(r"\b(history of|medications?|takes?|taking|diagnosed with|past medical|"
                                         r"surgery|vaccinat\w*|allerg\w*)\b", re.I)),
 )
+_CC_SPLIT = re.compile(r"\b(?:with|because of|for|complaining of|due to|after)\b")
 _UNITS = re.compile(r"\d\s*(?:%|°|mm ?Hg|/min|mg|g/dL|mEq|mmol|U/L|/mm3|cm H2O|kg/m2|bpm)", re.I)
 _IMPUTE = {"chief_complaint": "I have not been feeling well.",
            "duration": "I am not sure exactly when it started.",
@@ -230,8 +242,14 @@ def rule_extract(question: str, answer: str = "") -> dict[str, Any]:
             if m:
                 out["demographics"] = m.group(1).replace("-", " ").replace(" year old", "-year-old") \
                     .replace(" month old", "-month-old").replace(" week old", "-week-old").replace(" day old", "-day-old")
-                cc = re.split(r"\b(?:with|because of|for|complaining of|due to|after)\b", s[m.end():], maxsplit=1)
-                basic["chief_complaint"].append((cc[1] if len(cc) > 1 else s).strip(" .,"))
+                # the complaint follows the first "with", "because of", ... that no negation
+                # holds: in "who has not been vaccinated for measles is brought because of
+                # fever" it is the fever, not "measles"
+                rest = s[m.end():]
+                negated = [(g.start, g.end) for g in negations(rest)]
+                cut = next((c for c in _CC_SPLIT.finditer(rest)
+                            if not any(a <= c.start() < b for a, b in negated)), None)
+                basic["chief_complaint"].append((rest[cut.end():] if cut else s).strip(" .,"))
             else:
                 basic["chief_complaint"].append(s.strip(" ."))
             d = _DURATION.search(s)
@@ -294,6 +312,29 @@ def scrub(text: str, withheld: Iterable[str], answer: str) -> tuple[str, list[st
         else:
             kept.append(s)
     return " ".join(kept), removed
+
+
+def restore_polarity(profile: dict[str, Any], question: str) -> list[dict[str, Any]]:
+    """Repairs, in place, the basic items of ``profile`` that assert what the vignette
+    (``question`` without its query) only negates; returns one dict per repair (stage,
+    reason, field, before, after, concepts). A field with no clean repair gets its plain
+    imputed value and is added to ``profile["imputed"]``."""
+    vignette = question.replace(query_of(question), "")
+    done: list[dict[str, Any]] = []
+    for k in BASIC_FIELDS:
+        text = str(profile.get(k, ""))
+        if not text or text == _IMPUTE[k]:
+            continue
+        r = restore(text, vignette, fallback=_IMPUTE[k], max_len=EXTRACT_SCHEMA["properties"][k]["maxLength"])
+        if r is None:
+            continue
+        profile[k] = r.after
+        if r.reason == "negation_imputed":
+            imputed = profile.setdefault("imputed", [])
+            imputed.append(k) if k not in imputed else None
+        done.append({"stage": "polarity", "reason": r.reason, "field": k, "before": r.before, "after": r.after,
+                     "concepts": list(r.concepts)})
+    return done
 
 
 def to_record(item: McqItem, profile: Mapping[str, Any], *, source: str, screen: Mapping[str, Any]) -> dict[str, Any]:
@@ -415,6 +456,12 @@ class Conversion:
             if not prof[k]:
                 prof[k] = _IMPUTE[k]
                 imputed.append(k) if k not in imputed else None
+        # what the vignette negates stays negated ("does not smoke" never becomes "smokes")
+        prof["imputed"] = imputed
+        repairs = restore_polarity(prof, item.question)
+        imputed = prof["imputed"]
+        for r in repairs:
+            notes.append(f"{r['reason']} in {r['field']}: {r['before'][:80]!r} -> {r['after'][:80]!r}")
         withheld: list[str] = []
         for k in OPTIONAL_FIELDS:  # never invented: a value the question does not hold is dropped
             keep = []
@@ -447,5 +494,5 @@ class Conversion:
             notes.append(f"imputed: {', '.join(imputed)}")
         record = to_record(item, prof, source=source, screen={"reason": reason, "note": note})
         self.sink.emit(ItemScreened(line=item.line, item_id=item.id, kept=True, stage="extract", reason="converted",
-                                    note="; ".join(notes)))
+                                    note="; ".join(notes), repairs=repairs))
         return record
