@@ -33,7 +33,7 @@ from agents.events import expand_prompts
 from agents.results import read_results, summarise
 from agents.textsafe import UNSAFE
 
-__all__ = ["write_html_report", "neutralise", "transcript_href", "ReportError"]
+__all__ = ["write_html_report", "neutralise", "transcript_href", "rescored_links", "ReportError"]
 
 TRANSCRIPTS = "transcripts"
 # events files are named by agents.names.event_file_name: a slug and a hash, nothing else
@@ -483,18 +483,60 @@ def _write_transcript(out: Path, row: Mapping[str, Any], stem: str, title: str) 
 
 
 # -- the report ----------------------------------------------------------------------------
+def _row_stem(row: Mapping[str, Any]) -> str | None:
+    """The stem of a row's events file: ``events/NAME.jsonl`` in a run, or
+    ``scores/<label>/events/NAME.jsonl`` in a re-scoring (whose log of the judge's
+    events has the name of the run's log of the consultation)."""
+    stem = _events_name(row)
+    if stem:
+        return stem
+    ev = row.get("events")
+    if not isinstance(ev, str) or not ev.endswith(".jsonl"):
+        return None
+    parts = ev.split("/")
+    if len(parts) == 4 and parts[0] == "scores" and parts[2] == "events" and _SAFE_NAME.match(parts[1]):
+        stem = parts[3][: -len(".jsonl")]
+        return stem if _SAFE_NAME.match(stem) else None
+    return None
+
+
+def rescored_links(out: Path, run_dir: Path, stem: str | None) -> tuple[str | None, str | None]:
+    """A re-scoring's links for one row, relative to ``out`` (RUN_DIR/scores/<label>):
+    the run's own transcript page (the run's event log where the run has no page) and
+    the re-scoring's log of the judge's events; None where there is no such file."""
+    if not stem:
+        return None, None
+    page, log = run_dir / TRANSCRIPTS / f"{stem}.html", run_dir / "events" / f"{stem}.jsonl"
+    target = page if page.is_file() else log if log.is_file() else None
+    href = Path(os.path.relpath(target, out)).as_posix() if target is not None else None
+    return href, (f"events/{stem}.jsonl" if (out / "events" / f"{stem}.jsonl").is_file() else None)
+
+
+def _read_run(run_dir: Path) -> dict[str, Any]:
+    run_file = run_dir / "run.json"
+    if not run_file.is_file():
+        return {}
+    try:
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ReportError(f"{run_file}: unreadable ({e})") from None
+    return run if isinstance(run, dict) else {}
+
+
 def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None, *,
-                      title: str | None = None) -> Path:
+                      title: str | None = None, links_to: Path | None = None,
+                      models: Mapping[str, str] | None = None) -> Path:
     """Write ``out``/report.html and a transcript page per row; returns the report's
-    path. ``rows``: the run's results rows (default: read from results.jsonl)."""
+    path. ``rows``: the run's results rows (default: read from results.jsonl). An OSCE
+    run's report is :func:`medsim.osce_html.write_osce_html`'s. ``links_to``: ``out``
+    is a re-scoring (RUN_DIR/scores/<label>) of the run ``links_to``, whose transcript
+    pages the rows link to (none is written; ``models``: the roles that scored)."""
     out = Path(out)
-    run_file = out / "run.json"
-    run: dict[str, Any] = {}
-    if run_file.is_file():
-        try:
-            run = json.loads(run_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise ReportError(f"{run_file}: unreadable ({e})") from None
+    run = _read_run(out if links_to is None else Path(links_to))
+    if (run.get("spec") or {}).get("suite") == "osce":
+        from medsim.osce_html import write_osce_html
+
+        return write_osce_html(out, rows, title=title, run=run, models=models, links_to=links_to)
     if rows is None:
         if not (out / "results.jsonl").is_file():
             raise ReportError(f"{out}: not a medsim bench run (no results.jsonl)")
@@ -504,7 +546,8 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
     conditions = _condition_order(run, rows)
     rows = _sorted_rows(rows, conditions)
     summary = summarise(rows)
-    first = next((out / "events" / f"{s}.jsonl" for r in rows for s in [_events_name(r)] if s), None)
+    src = out if links_to is None else Path(links_to)  # where the consultations' logs are
+    first = next((src / "events" / f"{s}.jsonl" for r in rows for s in [_row_stem(r)] if s), None)
     header = next(iter(_read_events(first)), None) if first is not None else None
     title = title or f"medsim bench: {spec.get('cases') or out.name}"
 
@@ -527,19 +570,21 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
 
     cases = []
     for r in rows:
-        stem = _events_name(r)
-        href = None
-        if stem and (out / "events" / f"{stem}.jsonl").is_file():
+        href = judge_href = None
+        if links_to is not None:
+            href, judge_href = rescored_links(out, Path(links_to), _row_stem(r))
+        elif (stem := _events_name(r)) and (out / "events" / f"{stem}.jsonl").is_file():
             label = f"{r.get('case_id')} (seed {r.get('seed', 0)}, {r.get('condition', 'base')})"
             _write_transcript(out, r, stem, f"{label}: {title}")
             href = f"{TRANSCRIPTS}/{stem}.html"
-        cases.append({"row": r, "href": href,
+        cases.append({"row": r, "href": href, "judge_href": judge_href,
                       "tokens": (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0)})
 
     header = header or {}
     html = _render("report.html.j2", title=title, run=run, spec=spec, command=_command(run) or _command(header),
                    started=run.get("started") or header.get("started"), case_file=_case_file(run, header),
-                   models=header.get("models") or {}, model_sha256=run.get("model_sha256") or header.get("model_sha256") or {},
+                   models=models or header.get("models") or {}, rescored_from=links_to is not None,
+                   model_sha256=run.get("model_sha256") or header.get("model_sha256") or {},
                    git_revision=run.get("git_revision") or header.get("git_revision"),
                    spec_json=json.dumps(spec, indent=2, ensure_ascii=False), summary=summary,
                    conditions=conditions, by_condition=by_condition, cond_table=cond_table, specialties=specialties,

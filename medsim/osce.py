@@ -4,7 +4,8 @@ The run directory has the bench's layout and files: ``run.json`` (the spec, chec
 ``--resume``, written by :func:`medsim.bench.prepare_out`), ``events/<slug>-<hash>.jsonl``
 per (persona, seed, condition) (a header with the whole spec, then every event),
 ``results.jsonl`` (one row per finished cell, keyed by (case_id = persona id, seed,
-condition), flushed as it finishes), ``results.csv``, ``summary.json`` and ``report.md``.
+condition), flushed as it finishes), ``results.csv``, ``summary.json``, ``report.md`` and
+``report.html`` with ``transcripts/`` (a page per encounter, :mod:`medsim.osce_html`).
 ``--resume`` skips finished cells, ``--workers N`` runs cells at once, and ``medsim score
 RUN_DIR`` re-scores the logs with another judge (:func:`rescore_osce`, dispatched from
 :func:`medsim.score.rescore`). The roles are ``doctor``, ``patient`` and ``judge`` (the
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -41,6 +43,7 @@ from agents.suites.osce_personas import (SHIPPED, Persona, PersonaError, load_os
 from agents.suites.osce_results import osce_row, summarise_osce
 from agents.suites.osce_rubric import WEIGHTS, RubricError, load_rubric
 from agents.suites.osce_scripted import OsceScriptedLLM
+from agents.textsafe import printable
 from medsim.assemble import Backends, preflight_roles
 from agents.llm.url_secrets import redact_spec
 from medsim.runlock import RunLock, RunLockError
@@ -58,6 +61,7 @@ _ROLE_DEFAULTS = {"doctor": {"max_tokens": 220}, "patient": {"max_tokens": 160, 
                   "judge": {"max_tokens": 200, "temperature": 0.0}}
 CONDITION = "base"
 GUARD_RETRIES = 2  # a flagged reply is asked again this many times before the encounter fails
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -263,8 +267,7 @@ def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         summary = summarise_osce(rows)
         out = opts.out
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        write_osce_report(out, spec, summary, rows, first.models)
-        write_results_csv([_flat(r) for r in rows], out / "results.csv")
+        write_osce_report(out, spec, summary, rows, first.models)  # report.md, results.csv, report.html
         return OsceOutcome(summary, out)
     finally:
         if own_pool:
@@ -290,7 +293,32 @@ def _cell(v: Any) -> str:
 
 
 def write_osce_report(out: Path, spec: OsceSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-                      models: Mapping[str, str], title: str | None = None) -> None:
+                      models: Mapping[str, str], title: str | None = None, *, links_to: Path | None = None) -> None:
+    """``out``/report.md, results.csv and report.html (with a transcript page per
+    encounter: :mod:`medsim.osce_html`). ``links_to``: ``out`` is a re-scoring of that
+    run, whose transcript pages report.html links to."""
+    _write_osce_markdown(out, spec, summary, rows, models, title)
+    write_results_csv([_flat(r) for r in rows], out / "results.csv")
+    from medsim.osce_html import write_osce_html
+
+    try:
+        write_osce_html(out, rows, title=title, run={**_run_json(links_to or out), "spec": spec.to_dict()},
+                        models=models, links_to=links_to)
+    except Exception as e:  # noqa: BLE001 - the results stand without their HTML view (as a bench run's)
+        logger.warning("%s not written (%s: %s); `medsim view %s` writes it again", out / "report.html",
+                       type(e).__name__, e, links_to or out)
+
+
+def _run_json(run_dir: Path) -> dict[str, Any]:
+    try:
+        run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return run if isinstance(run, dict) else {}
+
+
+def _write_osce_markdown(out: Path, spec: OsceSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                         models: Mapping[str, str], title: str | None = None) -> None:
     s = summary
     md = [f"# {title or 'medsim osce: ' + spec.requested}", "",
           f"- git revision: `{git_revision()}`",
@@ -340,7 +368,8 @@ def write_osce_report(out: Path, spec: OsceSpec, summary: Mapping[str, Any], row
                                               f"{r.get('rounds')}): {_cell(r.get('failure'))}" for r in failed] + [""]
     if s["errors"]:
         md += ["## Errors", ""] + [f"- `{_cell(k)}`: {_cell(v)}" for k, v in s["error_cases"].items()]
-    (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    # model text (the patient's words in key moments) with its controls and bidi marks escaped
+    (out / "report.md").write_text(printable("\n".join(md)) + "\n", encoding="utf-8")
 
 
 # -- re-scoring ------------------------------------------------------------------------------
@@ -383,7 +412,8 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
                  on_row: Callable[[dict[str, Any]], None] | None = None) -> OsceScoreOutcome:
     """Re-judge every finished encounter's rounds from its log into
     ``RUN_DIR/scores/<label>/`` (scores.jsonl, events/, summary.json, report.md,
-    judge.toml); re-running finishes an interrupted re-scoring."""
+    results.csv, report.html linking to the run's transcripts, judge.toml); re-running
+    finishes an interrupted re-scoring."""
     from medsim.toml_out import dumps as toml_dumps
 
     run_dir = Path(run_dir)
@@ -429,7 +459,8 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
         summary = summarise_osce(rows)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         write_osce_report(out, judged, summary, rows, {r: describe_spec(rs.backend, rs.model) for r, rs in judged.roles.items()},
-                          title=f"medsim score: {run_dir.name} re-judged by {describe_spec(judge.backend, judge.model)}")
+                          title=f"medsim score: {run_dir.name} re-judged by {describe_spec(judge.backend, judge.model)}",
+                          links_to=run_dir)
         original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
         flipped = [(f"{k[0]} (seed {k[1]})", original[k].get("total"), r.get("total"))
                    for r in rows for k in [row_key(r)] if k in original and original[k].get("total") != r.get("total")]

@@ -3,8 +3,10 @@ re-running a consultation (a run made with a small model re-judged by a big one)
 
 Writes ``RUN_DIR/scores/<label>/``: ``scores.jsonl`` (one results row per case, keyed
 like the run's), ``events/`` (the judge's calls and decisions), ``summary.json``,
-``report.md`` and ``judge.toml`` (the judge that scored). The run's own files are not
-touched. Re-running finishes an interrupted re-scoring.
+``report.md``, ``results.csv``, ``report.html`` (whose rows link to the run's own
+transcript pages and to the judge's log; no transcript is copied) and ``judge.toml``
+(the judge that scored). The run's own files are not touched. Re-running finishes an
+interrupted re-scoring.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from agents.llm.base import LLM
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
 from agents.names import slug
-from agents.results import case_row, read_results, row_key, summarise
+from agents.results import case_row, read_results, row_key, summarise, write_results_csv
 from agents.scorers import Transcript, TranscriptError, score_case
 from medsim.assemble import Backends, describe_roles, preflight_roles, role_params, scorers_for
 from medsim.bench import BenchError, _row_line, write_report
@@ -103,8 +105,10 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
                                         progress_summary=summarise)
         summary = summarise(rows)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        write_report(out, judged, summary, rows, describe_roles(judged),
-                     title=f"medsim score: {run_dir.name} re-judged by {describe_roles(judged)['judge']}")
+        title = f"medsim score: {run_dir.name} re-judged by {describe_roles(judged)['judge']}"
+        write_report(out, judged, summary, rows, describe_roles(judged), title=title)
+        write_results_csv(rows, out / "results.csv")
+        _write_html(out, rows, run_dir, title, describe_roles(judged))
         original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
         flipped = [(f"{k[0]} (seed {k[1]}, {k[2]})", original[k].get("correct"), r.get("correct"))
                    for r in rows for k in [row_key(r)] if k in original and original[k].get("correct") != r.get("correct")]
@@ -112,6 +116,17 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
     finally:
         if own_pool:
             pool.close()
+
+
+def _write_html(out: Path, rows: Sequence[dict[str, Any]], run_dir: Path, title: str, models: dict[str, str]) -> None:
+    """The re-scoring's report.html, its rows linking to the run's transcripts. A page
+    that cannot be written is said, not raised: the scores stand without it."""
+    from medsim.html_report import write_html_report
+
+    try:
+        write_html_report(out, rows, title=title, links_to=run_dir, models=models)
+    except Exception as e:  # noqa: BLE001 - as the bench's own report.html
+        logger.warning("%s not written (%s: %s)", out / "report.html", type(e).__name__, e)
 
 
 def _all_logs(run_dir: Path) -> list[Path]:

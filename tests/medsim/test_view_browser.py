@@ -79,3 +79,47 @@ def test_the_report_opens_and_a_case_link_shows_its_transcript(browser, viewed):
     assert rows[1]["truth"] in browser.find_element(By.ID, "verdict").text
     browser.find_element(By.LINK_TEXT, "\u2190 the report").click()
     WebDriverWait(browser, 10).until(ec.url_contains("/report.html"))
+
+
+def test_an_osce_report_opens_and_an_encounter_link_shows_its_rounds(browser, tmp_path):
+    """An OSCE run served by `medsim view`: the encounters' rows, a link to a transcript
+    with the rounds laid out, the judge's marks folded open on a click."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from medsim.osce import build_osce_spec, run_osce
+
+    out = tmp_path / "osce"
+    run_osce(build_osce_spec("INTJ_M_PNEUMO,ESFP_F_LUNG", max_rounds=3), BenchOptions(out=out, progress=False))
+    rows = read_results(out / "results.jsonl")
+    p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser", "--quiet"],
+                         preexec_fn=default_sigint, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/report\.html", p.stdout.readline())
+        assert m
+        browser.get(f"{m.group(1)}/report.html")
+        assert browser.title.startswith("medsim osce:")
+        links = browser.find_elements(By.CSS_SELECTOR, "tr.encounter a.transcript")
+        assert [a.text for a in links] == [r["case_id"] for r in rows]
+        links[0].click()
+        WebDriverWait(browser, 10).until(ec.url_contains("/transcripts/"))
+        assert browser.find_element(By.ID, "case-id").text == rows[0]["case_id"]
+        dialogue = browser.find_element(By.ID, "dialogue")
+        assert len(dialogue.find_elements(By.CSS_SELECTOR, ".round")) == rows[0]["rounds"] == 3
+        doctor = dialogue.find_elements(By.CSS_SELECTOR, ".msg.doctor")
+        patient = dialogue.find_elements(By.CSS_SELECTOR, ".msg.patient")
+        assert len(doctor) == len(patient) == 3 and doctor[0].location["x"] < patient[0].location["x"]
+        judged = dialogue.find_elements(By.CSS_SELECTOR, ".box.judged details")[0]
+        marks = judged.find_elements(By.CSS_SELECTOR, ".mark")
+        assert marks and not marks[0].is_displayed()
+        judged.find_element(By.TAG_NAME, "summary").click()
+        assert marks[0].is_displayed() and marks[0].text in ("met", "not met", "not relevant")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#criteria tbody tr")) == 30
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            assert p.wait(timeout=20) == 0
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise
