@@ -16,7 +16,7 @@ from agents.events import EventSink
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
-from agents.llm.spec import BackendSpecError, build_backend, describe_spec
+from agents.llm.spec import BackendSpecError, build_backend, describe_spec, is_in_process
 from agents.learning import Learner
 from agents.participants import CastConfig, HumanIO, HumanParticipant, Participant, llm_cast
 from agents.deliberation import DeliberationConfig, Deliberating
@@ -25,7 +25,7 @@ from agents.scorers import DiagnosisScorer, Scorer
 from medsim.spec import RoleSpec, RunSpec
 
 __all__ = ["AssemblyError", "Backends", "RunPlan", "plan_for", "cast_config", "consultation_config", "scorers_for",
-           "is_automedic",
+           "is_automedic", "pool_for", "batched_roles",
            "role_params", "preflight", "preflight_roles", "describe_roles"]
 
 
@@ -71,6 +71,53 @@ def scorers_for(spec: RunSpec, judge: LLM, params: GenerateParams, policy: Retry
 
         return [McqScorer(), CareScorer()]
     return [DiagnosisScorer(judge, params, policy)]
+
+
+def _model_file(backend: str) -> str | None:
+    """The model file an in-process backend loads (resolved as LlamaCppLLM resolves it),
+    or None: not in process, served by the serial path (a projector's model), or not
+    installed (the backend's own check says so when the run is assembled)."""
+    from agents.llm.local_model import ModelNotInstalled, embedded_model_path, smollm2_path
+
+    if not is_in_process(backend) or "," in backend:
+        return None
+    try:
+        path = (embedded_model_path() if backend == "local" else smollm2_path() if backend == "smollm2"
+                else Path(backend[len("gguf:"):]))
+    except ModelNotInstalled:
+        return None
+    return str(Path(path).expanduser().resolve())
+
+
+def batched_roles(spec: RunSpec) -> dict[str, int]:
+    """Per in-process model file, the roles of one case that call it: the most over the
+    spec's conditions (the reflector only when a condition learns)."""
+    out: dict[str, int] = {}
+    for name in spec.condition_names():
+        s = spec.for_condition(name)
+        per: dict[str, int] = {}
+        for role, rs in s.roles.items():
+            if role == "reflector" and s.memory.mode != "learn":
+                continue
+            path = _model_file(rs.backend)
+            if path is not None:
+                per[path] = per.get(path, 0) + 1
+        for path, n in per.items():
+            out[path] = max(out.get(path, 0), n)
+    return out
+
+
+def pool_for(spec: RunSpec, *, n_ctx: int = 4096, n_threads: int | None = None) -> LlamaPool:
+    """The run's llama.cpp pool. Serial (one call at a time per model file, a context per
+    role) unless ``spec.batched`` with ``workers > 1``: then each in-process model file
+    gets one context of a sequence per (case running at once, role calling that file),
+    :func:`~agents.llm.batched.batch_shape`, and the cases' calls decode together."""
+    if not spec.batched or spec.workers < 2 or spec.executor != "local":
+        return LlamaPool(n_ctx=n_ctx, n_threads=n_threads)
+    from agents.llm.batched import batch_shape
+
+    shapes = {path: batch_shape(spec.workers, roles, n_ctx) for path, roles in batched_roles(spec).items()}
+    return LlamaPool(n_ctx=n_ctx, n_threads=n_threads, shapes=shapes)
 
 
 def describe_roles(spec: RunSpec) -> dict[str, str]:

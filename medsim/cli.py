@@ -47,7 +47,8 @@ def _as_role(text: str) -> str:
 
 
 # -- the run-spec flags -------------------------------------------------------------------
-def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool = True, world: bool = False) -> None:
+def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool = True, world: bool = False,
+                   osce: bool = False) -> None:
     p.set_defaults(default_llm=default_llm)
     p.add_argument("--config", type=Path, default=None,
                    help="run spec TOML file; flags override it (default: none, flags and built-in defaults)")
@@ -61,6 +62,10 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
         g.add_argument("--seeds", type=seeds_arg, default=None,
                        help="several seeds, e.g. 0,1,2: each case runs once per seed (default: --seed)")
         g.add_argument("--workers", type=int, default=None, help="cases run at once (default 1)")
+        g.add_argument("--batched", action="store_true", default=None,
+                       help="with --workers N and an in-process model: the cases' model calls decode together in one "
+                            "llama.cpp context (replies may differ a little from serial; default: off, one call at a "
+                            "time)")
         g.add_argument("--executor", default=None, choices=("local", "ray"),
                        help="where cases run: local threads, or ray: --workers actors on a Ray cluster, each building "
                             "its own models (pip install 'medsim[ray]'; default: local)")
@@ -91,11 +96,12 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
     m.add_argument("--no-preflight", action="store_true", default=None,
                    help="do not check each server once before the run starts")
     c = p.add_argument_group("protocol")
-    c.add_argument("--protocol", default=None, choices=("medsim", "agentclinic", "automedic"),
+    c.add_argument("--protocol", default=None, choices=("medsim", "agentclinic", "automedic") + (("osce",) if osce else ()),
                    help="agentclinic: AgentClinic's marker protocol and prompt style, no minimum gathering, no detectors; "
                         "automedic: AutoMedic's tagged dialogue (<patient>, <clinical>, </end>), then the case's "
                         "multiple-choice question and the static baseline, scored by CARE (cases from `medsim automedic "
-                        "convert`) (default: medsim)")
+                        "convert`)" + ("; osce: OSCE treatment-persuasion encounters over --personas, the run `medsim "
+                                       "osce` makes" if osce else "") + " (default: medsim)")
     c.add_argument("--doctor-bias", default=None, metavar="NAMES",
                    help="AgentClinic's doctor biases, appended to the doctor's prompt only: one name, or several "
                         "(comma-separated, or 'all') as a grid of conditions with an unbiased one (default: none)")
@@ -163,6 +169,8 @@ def _overrides(args: argparse.Namespace, roles: Sequence[str]) -> dict[str, Any]
                          "memory.learn_cases": a.get("learn_cases"), "memory.learn_limit": a.get("learn_limit")}
     if a.get("skip_invalid"):
         o["skip_invalid"] = True
+    if a.get("batched"):
+        o["batched"] = True
     if a.get("no_preflight"):
         o["preflight"] = False
     if a.get("no_guards"):
@@ -297,12 +305,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     b = sub.add_parser("bench", help="run a headless benchmark over a case set")
-    _add_spec_args(b, "scripted")
+    _add_spec_args(b, "scripted", osce=True)
     b.add_argument("--out", type=Path, default=None, help="output directory (default runs/<cases>-<llm>-s<seed>)")
     b.add_argument("--resume", action="store_true", help="finish an interrupted run in --out")
     b.add_argument("--retry-errors", action="store_true", help="with --resume: run errored cases again")
     b.add_argument("--no-progress", action="store_true",
                    help="no progress bar (on a terminal) nor progress lines (in a file or a pipe)")
+    from medsim.osce_cli import add_osce_bench_args
+
+    add_osce_bench_args(b)  # --protocol osce: --personas, --max-rounds, ... (last: it lists the flags above)
 
     c = sub.add_parser("consult", help="run one consultation and print it live")
     _add_spec_args(c, "local", grid=False)
@@ -405,11 +416,20 @@ def _add_log_args(p: argparse.ArgumentParser, *, top: bool) -> None:
 # -- commands -----------------------------------------------------------------------------
 def _cmd_bench(args: argparse.Namespace) -> int:
     from medsim.bench import BenchOptions, run_bench
+    from agents.llm.url_secrets import redact_spec
     from agents.names import slug
+    from medsim.osce_cli import osce_flags_given, run_bench_osce
+
+    if args.protocol == "osce":  # the OSCE suite: the same run as `medsim osce`
+        return run_bench_osce(args)
+    if given := osce_flags_given(args):
+        from medsim.spec import SpecError
+
+        raise SpecError(f"{', '.join(given)}: only with --protocol osce")
 
     spec = spec_from_args(args)
     doc = spec.roles["doctor"].backend
-    out = args.out or Path("runs") / f"{slug(Path(spec.cases).stem)}-{slug(doc)}-s{spec.seeds[0]}"
+    out = args.out or Path("runs") / f"{slug(Path(spec.cases).stem)}-{slug(redact_spec(doc))}-s{spec.seeds[0]}"
     from medsim.automedic import materialise_generated
 
     spec = materialise_generated(spec, out, resume=args.resume)  # --cases generate:N[:specialty]
@@ -720,6 +740,8 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
+    from urllib.parse import quote
+
     from medsim.html_report import ReportError, write_html_report
     from medsim.report_server import serve
 
@@ -727,6 +749,21 @@ def _cmd_view(args: argparse.Namespace) -> int:
     if not run_dir.is_dir():
         logger.error("%s: no such directory", run_dir)
         return 2
+    scored = run_dir.resolve()
+    if scored.parent.name == "scores" and (scored.parent.parent / "run.json").is_file():
+        # a re-scoring (medsim score): its rows link to the run's own transcripts, so the
+        # run's folder is served and the scores' page opened
+        root, page = scored.parent.parent, f"scores/{quote(scored.name)}/report.html"
+        if args.rebuild or not (scored / "report.html").is_file():
+            logger.error("%s: a medsim score folder; its report.html is written by medsim score (run it again "
+                         "with the same --judge-llm and --label to rewrite it)", run_dir)
+            return 2
+        try:
+            serve(root, args.port, open_browser=args.open_browser, quiet=args.quiet, page=page,
+                  on_ready=lambda url: print(printable(f"serving {run_dir} at {url} (Ctrl-C stops)"), flush=True))
+        except KeyboardInterrupt:
+            logger.info("stopped")
+        return 0
     report, results = run_dir / "report.html", run_dir / "results.jsonl"
     stale = not report.is_file() or (results.is_file() and results.stat().st_mtime > report.stat().st_mtime)
     if args.rebuild or stale:

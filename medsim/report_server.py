@@ -116,15 +116,17 @@ def make_server(run_dir: Path, port: int = 0, *, quiet: bool = False) -> Threadi
     return server
 
 
-def url_of(server: ThreadingHTTPServer) -> str:
-    return f"http://127.0.0.1:{server.server_address[1]}/report.html"
+def url_of(server: ThreadingHTTPServer, page: str = "report.html") -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}/{page}"
 
 
 def serve(run_dir: Path, port: int = 0, *, open_browser: bool = False, quiet: bool = False,
-          on_ready: Callable[[str], None] | None = None, stop: threading.Event | None = None) -> None:
-    """Serve until Ctrl-C (or ``stop`` is set); ``on_ready`` gets the report's URL."""
+          on_ready: Callable[[str], None] | None = None, stop: threading.Event | None = None,
+          page: str = "report.html") -> None:
+    """Serve ``run_dir`` until Ctrl-C (or ``stop`` is set); ``on_ready`` gets the URL of
+    ``page`` (a path under ``run_dir``: a re-scoring's ``scores/<label>/report.html``)."""
     server = make_server(run_dir, port, quiet=quiet)
-    url = url_of(server)
+    url = url_of(server, page)
     try:
         if on_ready:
             on_ready(url)

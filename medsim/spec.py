@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from agents.llm.spec import BackendSpecError, check_backend_spec
+from agents.llm.spec import BackendSpecError, check_backend_spec, is_in_process
+from agents.llm.url_secrets import redact_spec
 from agents.roles import CONSULTATION_ROLES, OPTIONAL_ROLES, ROLE_DEFAULTS, role_defaults
 from medsim.toml_out import dumps as toml_dumps
 
@@ -137,12 +138,18 @@ class RoleSpec:
             backoff_s=_float(d, "backoff_s", path, lo=0.0, default=1.0),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+    def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
+        """The role as a dict; a secret in the backend's URL (a query string's key) is
+        redacted unless ``secrets`` (what a Ray worker rebuilds the backend from): the
+        dict goes into run.json, log headers and printed specs."""
+        d = {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+        if not secrets:
+            d["backend"] = redact_spec(self.backend)
+        return d
 
     def describe(self) -> str:
         if self.backend.startswith("openai:"):
-            return f"{self.backend}#{self.model}"
+            return f"{redact_spec(self.backend)}#{self.model}"
         return self.backend
 
 
@@ -323,7 +330,7 @@ class Condition:
     diagnosis: DiagnosisSpec = DiagnosisSpec()
 
 
-_TOP_KEYS = {"cases", "limit", "skip_invalid", "seed", "seeds", "workers", "preflight", "llm", "model",
+_TOP_KEYS = {"cases", "limit", "skip_invalid", "seed", "seeds", "workers", "batched", "preflight", "llm", "model",
              "executor", "ray_address", "roles", "protocol", "world", "memory", "diagnosis", "conditions"}
 _CONDITION_KEYS = {"llm", "model", "roles", "protocol", "memory", "diagnosis"}
 
@@ -335,6 +342,10 @@ class RunSpec:
     skip_invalid: bool = False  # run the valid records of a case set with invalid ones
     seeds: tuple[int, ...] = (0,)  # each case runs once per seed
     workers: int = 1  # cases run at once (not part of the run's identity)
+    # with workers > 1, the calls of the cases running at once to an in-process model decode
+    # together in one llama.cpp context (agents.llm.batched, medsim.assemble.pool_for); not
+    # part of the identity, but in every log header when on (a row's logits may differ a little)
+    batched: bool = False
     preflight: bool = True  # check each server once before the run starts
     # where cells run (medsim.executors): "local" threads, or "ray" actors on a Ray cluster at
     # ray_address (None: a local instance started for the run; "auto": a running cluster)
@@ -399,10 +410,16 @@ class RunSpec:
             except SpecError as e:
                 raise SpecError(f"conditions.{name}: {e}") from None
             conditions[name] = Condition(p, r, mem, dia)
+        executor = _executor(d)
+        batched = _bool(d, "batched", "", default=False)
+        if batched:
+            _check_batched(executor["executor"], [*base_roles.values(), *(r for c in conditions.values()
+                                                                          for r in c.roles.values())])
         return cls(
             cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
-            workers=_int(d, "workers", "", lo=1, default=1), preflight=_bool(d, "preflight", "", default=True),
-            **_executor(d), roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
+            workers=_int(d, "workers", "", lo=1, default=1), batched=batched,
+            preflight=_bool(d, "preflight", "", default=True),
+            **executor, roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
             memory=base_memory, diagnosis=base_diagnosis, conditions=conditions,
         )
 
@@ -439,25 +456,30 @@ class RunSpec:
             out.extend(c.roles.values())
         return out
 
-    def to_dict(self, *, executor: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, executor: bool = True, secrets: bool = False) -> dict[str, Any]:
         """The spec as a dict (``from_dict`` reads it back). ``executor=False`` leaves out
-        where the cells run: an event log's header is the same wherever its cell ran."""
+        where the cells run: an event log's header is the same wherever its cell ran.
+        A secret in a backend URL is redacted unless ``secrets`` (:meth:`RoleSpec.to_dict`)."""
         d: dict[str, Any] = {"cases": self.cases}
         if self.limit is not None:
             d["limit"] = self.limit
-        d.update(skip_invalid=self.skip_invalid, seeds=list(self.seeds), workers=self.workers,
-                 preflight=self.preflight)
+        d.update(skip_invalid=self.skip_invalid, seeds=list(self.seeds), workers=self.workers)
+        if self.batched:  # a serial run's spec reads as it always did
+            d["batched"] = True
+        d["preflight"] = self.preflight
         if executor and self.executor != "local":  # a local run's spec reads as it always did
             d["executor"] = self.executor
             if self.ray_address is not None:
                 d["ray_address"] = self.ray_address
         d.update(protocol=self.protocol.to_dict(),
-                 roles={r: s.to_dict() for r, s in self.roles.items()}, world=self.world.to_dict())
+                 roles={r: s.to_dict(secrets=secrets) for r, s in self.roles.items()},
+                 world=self.world.to_dict())
         if self.memory != MemorySpec():
             d["memory"] = self.memory.to_dict()
         d["diagnosis"] = self.diagnosis.to_dict()
         if self.conditions:
-            d["conditions"] = {n: {"protocol": c.protocol.to_dict(), "roles": {r: s.to_dict() for r, s in c.roles.items()},
+            d["conditions"] = {n: {"protocol": c.protocol.to_dict(),
+                                   "roles": {r: s.to_dict(secrets=secrets) for r, s in c.roles.items()},
                                    "diagnosis": c.diagnosis.to_dict(),
                                    **({"memory": {"mode": c.memory.mode, "k": c.memory.k}} if c.memory != self.memory else {})}
                                for n, c in self.conditions.items()}
@@ -468,13 +490,24 @@ class RunSpec:
 
     def identity(self) -> dict[str, Any]:
         """What must match for ``--resume`` to continue a run: the spec without how it
-        is executed (workers, the server check, the executor)."""
+        is executed (workers, batched decoding, the server check, the executor)."""
         d = self.to_dict(executor=False)
-        d.pop("workers"), d.pop("preflight")
+        d.pop("workers"), d.pop("preflight"), d.pop("batched", None)
         return d
 
 
 EXECUTORS = ("local", "ray")
+
+
+def _check_batched(executor: str, roles: list[RoleSpec]) -> None:
+    """``batched = true`` needs an in-process model (local, smollm2, gguf:) run by local
+    threads: asked for where it could do nothing, it is an error, not a silent no-op."""
+    if executor != "local":
+        raise SpecError(f"batched: decodes the calls of cases run by local threads together; executor {executor!r} "
+                        "runs each case on its own worker (drop batched, or use executor = \"local\")")
+    if not any(is_in_process(r.backend) for r in roles):
+        raise SpecError("batched: decodes the calls to an in-process model (local, smollm2, gguf:PATH) together, and no "
+                        "role runs one (servers batch their own calls: vLLM does); drop batched")
 
 
 def _executor(d: Mapping[str, Any]) -> dict[str, Any]:

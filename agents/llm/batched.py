@@ -8,10 +8,26 @@ scheduler thread: worker threads submit calls and wait; the scheduler evaluates 
 prompt's new tokens (one ``llama_decode`` per prompt chunk, as the serial path does),
 then decodes the next token of every generating sequence in one ``llama_decode`` per step.
 
-A call keeps its prefix: it takes the idle sequence whose cached tokens share the
-longest prefix with its prompt (least recently used on a tie), so a role's growing
-conversation is mostly found in its own sequence and only the new tokens are evaluated,
-as with :class:`~agents.llm.llamacpp.LlamaCppLLM`'s per-role contexts.
+A call keeps its prefix: a call that continues a conversation (its prompt covers at
+least half of what an idle sequence holds) takes that sequence, so a role's growing
+conversation is found in its own sequence and only the new tokens are evaluated, as with
+:class:`~agents.llm.llamacpp.LlamaCppLLM`'s per-role contexts. A new conversation takes
+the least recently used idle sequence (an empty one first) instead of the one sharing the
+longest prefix: that one is usually another case's live conversation of the same role,
+sharing its system prompt's opening, and taking it would make that case re-evaluate its
+whole conversation on its next turn (and take yet another's). What it shares with any
+sequence, idle or busy (a system prompt common to every case: the judge's, the
+technician's, the patient's opening), is copied from that sequence's KV cells
+(``llama_memory_seq_cp``) instead of evaluated, when it is at least :data:`MIN_SHARE`
+tokens longer than what the sequence taken already shares. The llama.cpp of
+llama-cpp-python 0.3.16 copies between streams (``kv_unified`` off) whole streams only
+(a part aborts the process: ``GGML_ASSERT(is_full)``), so the whole stream is copied
+(a memory copy of ``n_ctx_seq`` cells at the next decode, some 115 MB for Qwen2.5-1.5B at
+4096 cells) and the cells past the shared prefix are removed
+(``llama_memory_seq_rm``). The copied cells give the logits of the cells they were copied
+from (checked with SmolLM2: the same greedy text as the serial path,
+``tests/agents/test_batched_wiring.py``). ``share=False`` is the placement without
+copies: the idle sequence sharing the longest prefix (least recently used on a tie).
 
 Same text as the serial path: the prompt, stop strings, ``max_tokens`` clipping, the
 sampler chain (penalties, grammar, greedy or top-k/top-p/min-p/temperature with the
@@ -38,7 +54,12 @@ from typing import Any, Sequence
 
 from agents.llm.base import GenerateParams, LLMError, Message, Output, text_message
 
-__all__ = ["BatchedEngine", "batch_shape", "KV_CELLS"]
+__all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE"]
+
+# the fewest tokens a KV copy must save over what the sequence taken already holds: a copy
+# moves a whole stream (n_ctx_seq cells) in memory, which is cheap next to evaluating tokens
+# on a CPU, but not free
+MIN_SHARE = 16
 
 
 class _Captured(Exception):
@@ -92,7 +113,7 @@ class BatchedEngine:
     the context."""
 
     def __init__(self, path: str | Path, *, n_seq: int, n_ctx_seq: int = 4096, n_threads: int = 1,
-                 n_batch: int = 256, seed: int = 0, name: str | None = None):
+                 n_batch: int = 256, seed: int = 0, name: str | None = None, share: bool = True):
         try:
             import llama_cpp
             from llama_cpp import Llama
@@ -104,7 +125,7 @@ class BatchedEngine:
         if not Path(self.path).is_file():
             raise LLMError(f"model file not found: {self.path}", backend="llama.cpp", transient=False)
         self.name = name or f"gguf:{Path(self.path).name}"
-        self.n_seq, self.n_batch = n_seq, n_batch
+        self.n_seq, self.n_batch, self.share = n_seq, n_batch, share
         self.n_ctx_seq = -(-n_ctx_seq // 256) * 256  # llama.cpp pads a stream to 256 cells
         self._lc = llama_cpp
         # The loaded model, its tokenizer, chat format and sampler factory; its own context
@@ -139,6 +160,8 @@ class BatchedEngine:
         self._clock = 0
         self.steps = 0  # decode steps (one llama_decode over every generating sequence)
         self.step_tokens = 0  # tokens decoded in those steps
+        self.copies = 0  # KV copies of a shared prefix from another sequence
+        self.copied_tokens = 0  # prompt tokens those copies saved evaluating
         self._thread = threading.Thread(target=self._run, name=f"batched:{Path(self.path).name}", daemon=True)
         self._thread.start()
 
@@ -273,16 +296,23 @@ class BatchedEngine:
                 s.request = None
 
     def _admit(self) -> None:
-        """Queued requests -> idle sequences (longest cached prefix first, then least
-        recently used); the rest wait for a sequence to finish."""
+        """Queued requests -> idle sequences (:meth:`_place`); the rest wait for a
+        sequence to finish."""
         while self._queue:
             idle = [s for s in self._seqs if s.request is None]
             if not idle:
                 return
             req = self._queue.pop(0)
             head = req.prompt[:-1]  # as Llama.generate: at least one token is evaluated
-            s = max(idle, key=lambda s: (_common_prefix(s.tokens, head), -s.last_used))
-            keep = _common_prefix(s.tokens, head)
+            s, keep, donor = self._place(idle, head)
+            if donor is not None:
+                # a cross-stream copy is of the whole stream (a part aborts llama.cpp); it is
+                # done at the next llama_decode, before that batch's cells are written, so a
+                # busy donor's new tokens are not in it
+                self._lc.llama_memory_seq_cp(self._mem, donor.seq_id, s.seq_id, -1, -1)
+                self.copies += 1
+                self.copied_tokens += keep - _common_prefix(s.tokens, head)
+                s.tokens = donor.tokens[:keep]
             self._lc.llama_memory_seq_rm(self._mem, s.seq_id, keep, -1)
             del s.tokens[keep:]
             s.pending = req.prompt[keep:]
@@ -292,6 +322,20 @@ class BatchedEngine:
             s.request = req
             req.started = time.perf_counter()
             req.deadline = time.monotonic() + req.timeout_s
+
+    def _place(self, idle: Sequence[_Seq], head: Sequence[int]) -> tuple[_Seq, int, _Seq | None]:
+        """The sequence a prompt (less its last token) goes to, the prefix it keeps, and
+        the sequence to copy that prefix from (None: its own cells hold it)."""
+        shared = {s.seq_id: _common_prefix(s.tokens, head) for s in self._seqs}
+        best = max(idle, key=lambda s: (shared[s.seq_id], -s.last_used))
+        if not self.share or (shared[best.seq_id] > 0 and 2 * shared[best.seq_id] >= len(best.tokens)):
+            return best, shared[best.seq_id], None  # its own conversation, continued (or no sharing)
+        # a new conversation: the sequence least likely to be wanted again
+        s = min(idle, key=lambda s: (len(s.tokens) > 0, s.last_used))
+        donor = max((d for d in self._seqs if d is not s), key=lambda d: shared[d.seq_id], default=None)
+        if donor is not None and shared[donor.seq_id] >= shared[s.seq_id] + MIN_SHARE:
+            return s, shared[donor.seq_id], donor
+        return s, shared[s.seq_id], None
 
     def _fill(self, items: Sequence[tuple[int, int, int, bool]]) -> None:
         b = self._batch

@@ -4,7 +4,10 @@ One model file may serve several roles. Each role gets its own llama.cpp context
 its conversation stays prefix-stable and the KV cache is reused from turn to turn (only
 the new tokens are evaluated); all calls to one model file are serialised by one lock,
 since a loaded model is not thread-safe. Contexts are created lazily and kept by the
-:class:`LlamaPool`, which the CLI creates once per run.
+:class:`LlamaPool`, which the CLI creates once per run. A pool given several sequences for
+a file (``n_seq``, or ``shapes`` per file) decodes that file's concurrent calls together
+instead (:mod:`agents.llm.batched`; ``medsim bench --batched``, built by
+:func:`medsim.assemble.pool_for`).
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
@@ -24,13 +27,16 @@ __all__ = ["LlamaPool", "LlamaCppLLM"]
 class LlamaPool:
     """Owns loaded llama.cpp contexts: one per (model file, role), one lock per file."""
 
-    def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1):
+    def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1,
+                 shapes: Mapping[str, tuple[int, int]] | None = None):
         self.n_ctx = n_ctx
         self.n_threads = n_threads or max(1, os.cpu_count() or 1)
         self.n_batch = n_batch
         # n_seq > 1: per_role calls of all threads decode together in one context of n_seq
         # sequences of n_ctx tokens per model file (agents.llm.batched); 1: serial, as above
         self.n_seq = n_seq
+        # per model file (its resolved path): (n_seq, n_ctx per sequence), over n_seq and n_ctx
+        self.shapes = {str(Path(p).expanduser().resolve()): (int(n), int(c)) for p, (n, c) in (shapes or {}).items()}
         self._engines: dict[str, Any] = {}
         self._contexts: dict[tuple[str, str], Any] = {}
         # for context="swap": which role's state is loaded in a file's one context, and
@@ -64,7 +70,9 @@ class LlamaPool:
 
             handler = Llava15ChatHandler(clip_model_path=projector, verbose=False)
         try:
-            llm = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+            # n_threads_batch too: left out, llama-cpp-python evaluates prompts on every core
+            # whatever n_threads says (a busy machine's threads then wait at each barrier)
+            llm = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
                         n_batch=self.n_batch, seed=seed, verbose=False,
                         **({"chat_handler": handler} if handler is not None else {}))
         except (ValueError, RuntimeError) as e:
@@ -73,13 +81,22 @@ class LlamaPool:
             self._contexts.setdefault(key, llm)
             return self._contexts[key]
 
+    def shape(self, path: str) -> tuple[int, int]:
+        """``(n_seq, n_ctx per sequence)`` of a model file (its resolved path)."""
+        return self.shapes.get(path, (self.n_seq, self.n_ctx))
+
+    def batched(self, path: str) -> bool:
+        """Whether the file's per_role calls decode together (several sequences)."""
+        return self.shape(path)[0] > 1
+
     def engine(self, path: str, seed: int) -> Any:
         """The file's :class:`~agents.llm.batched.BatchedEngine`, loaded on first use."""
         with self._guard:
             if path not in self._engines:
                 from agents.llm.batched import BatchedEngine
 
-                self._engines[path] = BatchedEngine(path, n_seq=self.n_seq, n_ctx_seq=self.n_ctx,
+                n_seq, n_ctx = self.shape(path)
+                self._engines[path] = BatchedEngine(path, n_seq=n_seq, n_ctx_seq=n_ctx,
                                                     n_threads=self.n_threads, n_batch=self.n_batch, seed=seed)
             return self._engines[path]
 
@@ -179,7 +196,7 @@ class LlamaCppLLM:
         pool.owner[path] = role
 
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
-        if self.pool.n_seq > 1 and self.context == "per_role" and self.projector is None:
+        if self.pool.batched(self.path) and self.context == "per_role" and self.projector is None:
             # concurrent calls decode together; same prompt, sampler and stop rules as below
             return self.pool.engine(self.path, params.seed).generate(messages, params, label=self.name)
         slot = ctx.role if self.context == "per_role" else "one"

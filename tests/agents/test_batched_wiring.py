@@ -1,0 +1,220 @@
+"""Batched decoding from the run spec to llama.cpp (issue 14): ``batched`` in the spec and
+``--batched`` on the command line reach the run's :class:`LlamaPool` (checked without
+loading a model); the engine copies a shared prefix's KV cells instead of evaluating it
+and leaves other cases' conversations alone (SmolLM2); and a SmolLM2 bench with
+``--workers 2 --batched`` writes the serial run's rows."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from agents.llm.base import CallContext, GenerateParams, Message
+from agents.llm.batched import MIN_SHARE, batch_shape
+from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
+from medsim.assemble import batched_roles, pool_for
+from medsim.spec import RunSpec, SpecError, build_spec
+
+
+# -- the spec key and the pool (no model loaded) ----------------------------------------
+def _files(tmp_path):
+    a, b = tmp_path / "doctor.gguf", tmp_path / "others.gguf"  # never opened: nothing is loaded
+    return str(a.resolve()), str(b.resolve())
+
+
+def test_batched_with_workers_gives_each_model_file_a_sequence_per_case_and_role(tmp_path):
+    a, b = _files(tmp_path)
+    spec = build_spec(None, {"llm": f"gguf:{b}", "roles.doctor.backend": f"gguf:{a}", "workers": 3, "batched": True})
+    # the doctor alone on one file; patient, technician and judge on the other (the reflector
+    # only when a condition learns; the vision role is off)
+    assert batched_roles(spec) == {a: 1, b: 3}
+    pool = pool_for(spec)
+    assert pool.shape(a) == batch_shape(3, 1, pool.n_ctx) and pool.shape(a)[0] == 3
+    assert pool.shape(b) == batch_shape(3, 3, pool.n_ctx) and pool.shape(b)[0] == 9
+    llm = LlamaCppLLM(a, pool)  # what the bench's backends are built on
+    assert pool.batched(llm.path)
+    assert not pool._engines and not pool._contexts  # nothing loaded before a call
+    learning = build_spec(None, {"llm": f"gguf:{b}", "workers": 2, "batched": True, "memory.mode": "learn",
+                                 "memory.dir": str(tmp_path / "mem")})
+    assert batched_roles(learning) == {b: 5}  # doctor, patient, technician, judge, reflector
+
+
+@pytest.mark.parametrize("over", [{"workers": 1, "batched": True}, {"workers": 4}, {"workers": 4, "batched": False}])
+def test_one_worker_or_batched_off_is_the_serial_pool(tmp_path, over):
+    _, b = _files(tmp_path)
+    pool = pool_for(build_spec(None, {"llm": f"gguf:{b}", **over}))
+    assert pool.shape(b)[0] == 1 and not pool.batched(b) and not pool.shapes
+
+
+def test_batched_is_stored_but_not_part_of_the_identity(tmp_path):
+    _, b = _files(tmp_path)
+    on = build_spec(None, {"llm": f"gguf:{b}", "workers": 2, "batched": True})
+    off = build_spec(None, {"llm": f"gguf:{b}", "workers": 2})
+    assert on.batched and not off.batched
+    assert on.to_dict()["batched"] is True and "batched" not in off.to_dict()  # a serial spec reads as before
+    assert "batched = true" in on.to_toml()
+    assert RunSpec.from_dict(on.to_dict()) == on
+    assert on.identity() == off.identity()  # --resume may switch it, as it may change --workers
+
+
+def test_batched_where_it_can_do_nothing_is_an_error():
+    with pytest.raises(SpecError, match="batched: .*no role runs one"):
+        build_spec(None, {"llm": "scripted", "workers": 2, "batched": True})
+    with pytest.raises(SpecError, match="batched: .*executor 'ray'"):
+        build_spec(None, {"llm": "smollm2", "workers": 2, "executor": "ray", "batched": True})
+    with pytest.raises(SpecError, match="batched: expected true or false"):
+        build_spec(None, {"llm": "smollm2", "batched": "on"})
+    # a server for some roles, an in-process model for others: batching applies to the latter
+    spec = build_spec(None, {"llm": "openai:http://127.0.0.1:9/v1", "model": "m", "roles.judge.backend": "smollm2",
+                             "workers": 2, "batched": True})
+    assert list(batched_roles(spec).values()) == [1]
+
+
+def test_the_flag_reaches_the_spec():
+    from medsim.cli import build_parser, spec_from_args
+
+    args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2", "--batched"])
+    assert spec_from_args(args).batched
+    args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2"])
+    assert not spec_from_args(args).batched
+    args = build_parser().parse_args(["bench", "--llm", "scripted", "--workers", "2", "--batched"])
+    with pytest.raises(SpecError, match=r"\(--batched\)"):
+        spec_from_args(args)
+
+
+# -- KV prefix sharing (SmolLM2) ---------------------------------------------------------
+SYSTEM = Message("system", "You are a patient at a doctor's appointment. You are a 54-year-old man with chest pain "
+                           "that started two hours ago while you were shovelling snow. Answer the doctor's questions "
+                           "in the first person, in one or two sentences, using only these facts.")
+P = GenerateParams(temperature=0.0, max_tokens=24)
+
+
+@pytest.fixture(scope="module")
+def serial(smol):
+    pool = LlamaPool(n_ctx=1024, n_threads=1)
+    yield LlamaCppLLM(smol.path, pool, label="smollm2")
+    pool.close()
+
+
+def _engine(smol, *, share: bool, n_seq: int = 3):
+    from agents.llm.batched import BatchedEngine
+
+    return BatchedEngine(smol.path, n_seq=n_seq, n_ctx_seq=1024, n_threads=1, share=share)
+
+
+# case A's conversation holds much more than the system prompt it shares with case B (a
+# call sharing at least half of what a sequence holds continues that sequence's conversation)
+CASE_A = [SYSTEM, Message("user", "Tell me everything about the pain: where it is, what it feels like, when it "
+                                  "started, what you were doing, what makes it better or worse, and whether it "
+                                  "spreads to your arm, jaw or back.")]
+CASE_B = [SYSTEM, Message("user", "Does the pain spread anywhere?")]
+
+
+def _conversations(generate):
+    """Case A's first two turns, case B's first (sharing A's system prompt), A's third."""
+    a1 = generate(CASE_A, "a")
+    a2_msgs = CASE_A + [Message("assistant", a1.text), Message("user", "Have you ever had anything like this before, "
+                                                                        "and do you take any medicines for it?")]
+    a2 = generate(a2_msgs, "a")
+    b = generate(CASE_B, "b")
+    a3 = generate(a2_msgs + [Message("assistant", a2.text), Message("user", "Do you smoke?")], "a")
+    return a1, a2, b, a3
+
+
+@pytest.mark.llama
+def test_a_shared_system_prompt_is_copied_and_the_live_conversation_keeps_its_sequence(smol, serial):
+    """Case B's first call shares case A's system prompt: it takes a free sequence and
+    copies that prefix's KV cells from A's (the prefix is not evaluated), and A's next turn
+    still finds its conversation: every reply is the serial path's (a context per role).
+    Without sharing, the longest idle prefix wins: B takes A's sequence and A's next turn
+    evaluates nearly all of it again (and, its logits computed in other chunks, may even
+    flip a near tie: with SmolLM2 it does, at the fourth word)."""
+    ref = _conversations(lambda m, who: serial.generate(m, P, CallContext(who, "ref")))
+    runs = {}
+    for share in (True, False):
+        e = _engine(smol, share=share, n_seq=2)
+        try:
+            runs[share] = (_conversations(lambda m, who: e.generate(m, P)), e.copies, e.copied_tokens)
+        finally:
+            e.close()
+    (a1, a2, b, a3), copies, copied = runs[True]
+    assert [o.text for o in (a1, a2, b, a3)] == [o.text for o in ref]
+    assert copies == 1 and copied >= MIN_SHARE
+    assert b.prompt_tokens_evaluated == b.prompt_tokens - copied < b.prompt_tokens / 2
+    assert a2.prompt_tokens_evaluated < a2.prompt_tokens / 4 and a3.prompt_tokens_evaluated < a3.prompt_tokens / 4
+    (_, _, b_off, a3_off), copies_off, _ = runs[False]
+    assert copies_off == 0 and b_off.text == b.text
+    assert b_off.prompt_tokens_evaluated == b.prompt_tokens_evaluated  # it took A's sequence, sharing the same prefix
+    assert a3_off.prompt_tokens_evaluated > a3_off.prompt_tokens / 2  # ... and A paid for it
+
+
+@pytest.mark.llama
+def test_a_prefix_is_copied_from_a_sequence_that_is_generating(smol, serial):
+    """The copy is made at the next decode, before that step writes the generating
+    sequence's new token: both replies are the serial ones."""
+    long = GenerateParams(temperature=0.0, max_tokens=64)
+    story = [SYSTEM, Message("user", "Tell me your whole story, from this morning until now, in detail.")]
+    # fresh contexts (roles of their own): a serial reply after a cached prompt may differ
+    # too, its last token's logits computed in another chunk
+    want_long = serial.generate(story, long, CallContext("story", "busy"))
+    want = serial.generate(CASE_B, P, CallContext("b-fresh", "busy")).text
+    assert want_long.completion_tokens > 8  # long enough to be generating when the second call comes
+    e = _engine(smol, share=True, n_seq=2)
+    try:
+        out: dict[str, object] = {}
+        steps = e.steps
+        t = threading.Thread(target=lambda: out.update(long=e.generate(story, long)))
+        t.start()
+        deadline = time.monotonic() + 300
+        while e.steps == steps and time.monotonic() < deadline:  # its prompt is in, it is generating
+            time.sleep(0.002)
+        b = e.generate(CASE_B, P)
+        t.join()
+        assert b.text == want and out["long"].text == want_long.text
+        assert e.copies == 1 and b.prompt_tokens_evaluated == b.prompt_tokens - e.copied_tokens
+    finally:
+        e.close()
+
+
+# -- the bench, end to end (SmolLM2) -------------------------------------------------------
+@pytest.mark.llama
+def test_a_batched_bench_with_two_workers_writes_the_serial_runs_rows(smol, tmp_path, monkeypatch):
+    import medsim.bench as bench
+    from medsim.bench import BenchOptions, run_bench
+
+    pools: list[tuple[RunSpec, LlamaPool, list]] = []
+    real = bench.pool_for
+
+    def recording(spec):  # the run's own pool, one thread each (a busy machine spins at barriers)
+        pool = real(spec, n_threads=1)
+        engines: list = []
+        close = pool.close
+
+        def closing() -> None:
+            engines.extend(pool._engines.values())
+            close()
+
+        pool.close = closing
+        pools.append((spec, pool, engines))
+        return pool
+
+    monkeypatch.setattr(bench, "pool_for", recording)
+    over = {"llm": "smollm2", "limit": 2, "protocol.max_turns": 2, "preflight": False}
+    serial_out = run_bench(build_spec(None, {**over, "workers": 1}), BenchOptions(out=tmp_path / "serial", progress=False))
+    batched_out = run_bench(build_spec(None, {**over, "workers": 2, "batched": True}),
+                            BenchOptions(out=tmp_path / "batched", progress=False))
+    (s_spec, s_pool, s_engines), (b_spec, b_pool, b_engines) = pools
+    assert not s_engines and not s_pool.shapes  # serial: a context per role, one call at a time
+    n_seq = batch_shape(2, 4, b_pool.n_ctx)[0]
+    assert [e.n_seq for e in b_engines] == [n_seq] and b_engines[0].steps > 0  # the calls went through the engine
+    rows = {}
+    for name, outcome in (("serial", serial_out), ("batched", batched_out)):
+        rs = [json.loads(line) for line in (outcome.out / "results.jsonl").read_text().splitlines()]
+        rows[name] = sorted(rs, key=lambda r: r["case_id"])
+        s = outcome.summary
+        assert s["cases"] == 2 and s["scored"] == 2 and s["errors"] == 0
+    assert [r["case_id"] for r in rows["serial"]] == [r["case_id"] for r in rows["batched"]]
+    run = json.loads((batched_out.out / "run.json").read_text())
+    assert run["spec"]["batched"] is True and "batched" not in run["identity"]
