@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from agents.cases.model import Case
 from agents.consultation import Consultation, ConsultationConfig
 from agents.events import EventSink
+from agents.llm.a2a import A2ALLM
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
@@ -160,27 +161,43 @@ class Backends:
                 self.get(role, rs, spec.seeds[0])
 
 
-def preflight_roles(roles: Mapping[str, RoleSpec]) -> None:
-    """Ask each server the roles name, once, whether it is there and serves the model;
-    fail fast naming the role, the URL and the reason."""
+def preflight_roles(roles: Mapping[str, RoleSpec], llms: Mapping[str, LLM] | None = None) -> None:
+    """Ask each server the roles name, once, whether it is there and serves the model,
+    and each A2A agent for its card; fail fast naming the role, the URL and the reason.
+    An agent's backend among ``llms`` keeps its card (its name then records the agent's
+    name and version: :meth:`agents.llm.a2a.A2ALLM.check`)."""
+    from agents.llm.a2a import check_agent
     from agents.llm.openai_compat import check_server
 
     seen: set[tuple[str, str | None]] = set()
     for role, rs in roles.items():
-        if not rs.backend.startswith("openai:") or (rs.backend, rs.model) in seen:
+        if not rs.backend.startswith(("openai:", "a2a:")) or (rs.backend, rs.model) in seen:
             continue
         seen.add((rs.backend, rs.model))
+        timeout_s = min(10.0, rs.timeout_s)
         try:
-            check_server(rs.backend[len("openai:"):], rs.model or "", timeout_s=min(10.0, rs.timeout_s))
+            if rs.backend.startswith("openai:"):
+                check_server(rs.backend[len("openai:"):], rs.model or "", timeout_s=timeout_s)
+                continue
+            llm = (llms or {}).get(role)
+            if isinstance(llm, A2ALLM):
+                llm.check(timeout_s=timeout_s)
+            else:
+                check_agent(rs.backend[len("a2a:"):], timeout_s=timeout_s)
         except LLMError as e:
-            raise AssemblyError(f"roles.{role}: the server check failed before the run: {e}") from None
+            what = "server" if rs.backend.startswith("openai:") else "agent"
+            raise AssemblyError(f"roles.{role}: the {what} check failed before the run: {e}") from None
 
 
-def preflight(spec: RunSpec, *, skip_roles: Sequence[str] = ()) -> None:
+def preflight(spec: RunSpec, *, skip_roles: Sequence[str] = (), backends: "Backends | None" = None) -> None:
     """:func:`preflight_roles` for every role of every condition of ``spec`` (but
-    ``skip_roles``, whose backends a caller replaced)."""
+    ``skip_roles``, whose backends a caller replaced); ``backends``: the run's, whose A2A
+    agents keep their cards."""
     for name in spec.condition_names():
-        preflight_roles({r: rs for r, rs in spec.for_condition(name).roles.items() if r not in skip_roles})
+        roles = {r: rs for r, rs in spec.for_condition(name).roles.items() if r not in skip_roles}
+        llms = ({r: backends.get(r, rs, spec.seeds[0]) for r, rs in roles.items() if rs.backend.startswith("a2a:")}
+                if backends is not None else None)
+        preflight_roles(roles, llms)
 
 
 @dataclass
@@ -222,6 +239,8 @@ class RunPlan:
         for role, llm in self.llms.items():
             if getattr(llm, "name", "").startswith("replay"):
                 self.models[role] = f"replay of {self.models.get(role, '?')}"
+            elif isinstance(llm, A2ALLM):  # a2a:URL#NAME@VERSION once its card was read (preflight)
+                self.models[role] = llm.name
 
     def consultation_for(self, case: Case, sink: EventSink) -> Consultation:
         """The case's consultation engine with its cast: AutoMedic's for that protocol."""

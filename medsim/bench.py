@@ -391,7 +391,7 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         built = Backends({c.id: c for c in [*cases, *learn_cases]}, pool, override=backends)
         built.check(spec)
         if spec.preflight:
-            preflight(spec, skip_roles=list(backends or ()))
+            preflight(spec, skip_roles=list(backends or ()), backends=built)  # A2A agents keep their cards
         from medsim.executors import open_executor  # (it imports this module)
 
         cells = open_executor(spec, cases, override=backends)  # Ray: checked and joined before anything is written

@@ -75,7 +75,7 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
     m = p.add_argument_group("models")
     m.add_argument("--llm", default=None,
                    help=f"backend of every role that does not name its own: scripted | local | smollm2 | gguf:PATH | "
-                        f"openai:BASE_URL (default: {default_llm})")
+                        f"openai:BASE_URL | a2a:URL (an A2A agent) (default: {default_llm})")
     m.add_argument("--model", default=None,
                    help="model name of every openai: role that does not name its own (default: the server's)")
     m.add_argument("--vision", dest="vision_llm_alias", default=None,
@@ -109,7 +109,7 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
                    help="the patient's biases, likewise (default: none)")
     c.add_argument("--doctor-mode", default=None, choices=("structured", "markers", "auto"),
                    help="structured (JSON actions, grammar-constrained) or markers; auto: structured, markers for openai: "
-                        "doctors (default: auto)")
+                        "and a2a: doctors (default: auto)")
     c.add_argument("--min-gathering", type=int, default=None,
                    help="questions/tests required before a diagnosis is accepted (0: AgentClinic's rule; default 3)")
     c.add_argument("--no-guards", action="store_true", default=None, help="turn off the refusal / role-break / loop detectors")
@@ -524,7 +524,7 @@ def _cmd_consult(args: argparse.Namespace) -> int:
         backends = Backends(by_id, pool)
         backends.check(spec)
         if spec.preflight:
-            preflight(spec)
+            preflight(spec, backends=backends)
         human_io = None
         if spec.human_roles():
             from game.catalogue import test_menu

@@ -10,7 +10,8 @@ condition), flushed as it finishes), ``results.csv``, ``summary.json``, ``report
 RUN_DIR`` re-scores the logs with another judge (:func:`rescore_osce`, dispatched from
 :func:`medsim.score.rescore`). The roles are ``doctor``, ``patient`` and ``judge`` (the
 judge's model also runs the stop classifier); each takes any backend spec, so
-``--doctor-llm openai:URL --doctor-model NAME`` brings your own doctor over HTTP.
+``--doctor-llm openai:URL --doctor-model NAME`` brings your own doctor over HTTP, and
+``--doctor-llm a2a:URL`` an agent that speaks the A2A protocol (:mod:`agents.llm.a2a`).
 ``medsim bench --protocol osce`` runs the same (:func:`medsim.osce_cli.run_bench_osce`);
 the cells run in the bench's loop (:func:`medsim.bench._run_cells`) and are re-scored in
 ``medsim score``'s (:func:`medsim.score.rescore_logs`).
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from agents.events import CaseFinished, EventLog, Header, Scored
+from agents.llm.a2a import A2ALLM
 from agents.llm.base import LLM, GenerateParams
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
@@ -152,7 +154,7 @@ def _policy(rs: RoleSpec) -> RetryPolicy:
 
 class _Models:
     """Backends by (role, seed): the scripted OSCE fake for ``scripted``, else the
-    bench's backends (local, gguf:, openai:); ``override`` replaces roles (tests)."""
+    bench's backends (local, gguf:, openai:, a2a:); ``override`` replaces roles (tests)."""
 
     def __init__(self, pool: LlamaPool, override: Mapping[str, LLM] | None = None):
         self.backends = Backends({}, pool, override=override)
@@ -178,7 +180,8 @@ class _Plan:
 
     @property
     def models(self) -> dict[str, str]:
-        return {r: describe_spec(rs.backend, rs.model) if rs.backend != "scripted" else "scripted-osce"
+        return {r: (self.llms[r].name if isinstance(self.llms.get(r), A2ALLM)  # a2a:URL#NAME@VERSION, once checked
+                    else describe_spec(rs.backend, rs.model) if rs.backend != "scripted" else "scripted-osce")
                 for r, rs in self.spec.roles.items()}
 
 
@@ -244,8 +247,9 @@ def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         plans: dict[int, _Plan] = {}
         for seed in spec.seeds:
             plans[seed] = _Plan(spec, seed, {r: models.get(r, rs, seed) for r, rs in spec.roles.items()}, rubric)
+        first_llms = plans[spec.seeds[0]].llms  # an A2A agent's backend keeps its card (the models record it)
         if spec.preflight:
-            preflight_roles({r: rs for r, rs in spec.roles.items() if r not in (backends or {})})
+            preflight_roles({r: rs for r, rs in spec.roles.items() if r not in (backends or {})}, first_llms)
         first = plans[spec.seeds[0]]
         prov = run_provenance(cases_file=None, models=first.models, llms=first.llms, command=opts.command or None,
                               started=started)

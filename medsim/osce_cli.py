@@ -39,7 +39,8 @@ def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--workers", type=int, default=1, help="encounters run at once (default 1)")
     o.add_argument("--llm", default="scripted",
                    help="backend of every role that does not name its own: scripted | local | smollm2 | gguf:PATH | "
-                        "openai:BASE_URL (default: scripted, a deterministic fake)")
+                        "openai:BASE_URL | a2a:URL, an agent over the A2A protocol (default: scripted, a deterministic "
+                        "fake)")
     o.add_argument("--model", default=None,
                    help="model name of every openai: role that does not name its own (default: the server's)")
     for r in OSCE_ROLES:

@@ -52,7 +52,7 @@ def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map
     backends = Backends({c.id: c for c in cases}, pool)
     backends.check(spec)
     if spec.preflight:
-        preflight(spec)
+        preflight(spec, backends=backends)
     cond = condition or spec.condition_names()[0]
     seed = spec.seeds[0]
     mode = spec.for_condition(cond).memory.mode

@@ -150,7 +150,7 @@ class RoleSpec:
     def describe(self) -> str:
         if self.backend.startswith("openai:"):
             return f"{redact_spec(self.backend)}#{self.model}"
-        return self.backend
+        return redact_spec(self.backend)  # a2a:URL: its URL's secrets redacted too
 
 
 @dataclass(frozen=True)
@@ -185,10 +185,10 @@ class ProtocolSpec:
         ac = name == "agentclinic"
         am = name == "automedic"  # AutoMedic: a tagged dialogue (the doctor mode is unused), then the question
         # "auto" doctor mode: structured, except for server doctors (not every server
-        # constrains replies to a JSON schema), which use markers
+        # constrains replies to a JSON schema) and A2A agents (none can), which use markers
         mode = d.get("doctor_mode", "auto")
         if mode == "auto":
-            mode = "markers" if (ac or am or doctor_backend.startswith("openai:")) else "structured"
+            mode = "markers" if (ac or am or doctor_backend.startswith(("openai:", "a2a:"))) else "structured"
         mode = _str({"doctor_mode": mode}, "doctor_mode", path, choices=DOCTOR_MODES)
         style = d.get("prompt_style", "auto")
         if style == "auto":

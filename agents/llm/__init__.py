@@ -2,7 +2,8 @@
 
 Every model call in medsim goes through :meth:`LLM.generate`. Backends:
 ``scripted`` (deterministic fake for tests), ``local`` / ``gguf:PATH`` (llama.cpp in
-process) and ``openai:BASE_URL`` (any OpenAI-compatible server). Retries and
+process), ``openai:BASE_URL`` (any OpenAI-compatible server) and ``a2a:URL`` (an
+external agent over the A2A protocol). Retries and
 serialisation are wrappers, not code inside each backend.
 """
 from agents.llm.base import LLM, LLMError, Message, GenerateParams, Output, CallContext

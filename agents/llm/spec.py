@@ -1,8 +1,9 @@
 """Backend specs -> backends.
 
 Specs: ``scripted``; ``local`` (the embedded Qwen2.5-Coder-1.5B); ``smollm2`` (the small
-test model); ``gguf:PATH``; ``openai:BASE_URL`` (with a model name). A spec is checked
-(:func:`check_backend_spec`) before anything is built or written.
+test model); ``gguf:PATH``; ``openai:BASE_URL`` (with a model name); ``a2a:URL`` (an
+external agent over the A2A protocol, :mod:`agents.llm.a2a`; a model name is ignored). A
+spec is checked (:func:`check_backend_spec`) before anything is built or written.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Mapping
 from urllib.parse import urlsplit
 
 from agents.cases.model import Case
+from agents.llm.a2a import A2ALLM, parse_agent_url
 from agents.llm.base import LLM, LLMError
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
 from agents.llm.local_model import EMBEDDED, embedded_model_path, smollm2_path
@@ -19,7 +21,7 @@ from agents.llm.url_secrets import redact_spec
 
 __all__ = ["BackendSpecError", "NoModel", "check_backend_spec", "build_backend", "is_in_process", "describe_spec", "KINDS"]
 
-KINDS = "scripted, local, smollm2, gguf:PATH, openai:URL or human"
+KINDS = "scripted, local, smollm2, gguf:PATH, openai:URL, a2a:URL or human"
 
 
 class BackendSpecError(ValueError):
@@ -45,6 +47,8 @@ def describe_spec(spec: str, model: str | None) -> str:
     """The backend as logs, reports and names show it: a URL's secrets redacted."""
     if spec.startswith("openai:"):
         return f"{redact_spec(spec)}#{model}"
+    if spec.startswith("a2a:"):  # an agent has no model name: its card's name is recorded when it is checked
+        return redact_spec(spec)
     if spec == "local":
         return f"local:{EMBEDDED.name}"
     return spec
@@ -75,6 +79,12 @@ def check_backend_spec(spec: str, model: str | None) -> None:
         if not model:
             raise BackendSpecError(f"'{_safe(spec)}' needs a model name (--model NAME, or the role's model)")
         return
+    if spec.startswith("a2a:"):  # the agent's URL (a model name, inherited from --model, is ignored)
+        try:
+            parse_agent_url(spec[len("a2a:"):])
+        except ValueError as e:
+            raise BackendSpecError(str(e)) from None
+        return
     raise BackendSpecError(f"unknown backend '{_safe(spec)}' (use {KINDS})")
 
 
@@ -82,11 +92,11 @@ def _safe(spec: str) -> str:
     """A spec for messages: never echo credentials in a URL (a key in its query string
     is redacted)."""
     try:
-        parts = urlsplit(spec.split(":", 1)[1]) if spec.startswith("openai:") else None
+        parts = urlsplit(spec.split(":", 1)[1]) if spec.startswith(("openai:", "a2a:")) else None
     except ValueError:
         parts = None
     if parts and (parts.username or parts.password):
-        return "openai:<url with credentials>"
+        return spec.split(":", 1)[0] + ":<url with credentials>"
     return redact_spec(spec)[:200]
 
 
@@ -107,5 +117,7 @@ def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], se
         return LlamaCppLLM(model.strip(), pool, projector=proj.strip())
     if spec.startswith("gguf:"):
         return LlamaCppLLM(spec[len("gguf:"):], pool)
+    if spec.startswith("a2a:"):
+        return A2ALLM(spec[len("a2a:"):])
     assert spec.startswith("openai:") and model
     return OpenAICompatLLM(spec[len("openai:"):], model)

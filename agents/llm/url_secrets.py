@@ -114,11 +114,12 @@ def redact_urls(text: str) -> str:
 
 
 def redact_spec(spec: str) -> str:
-    """A backend spec as shown: ``openai:URL`` with the URL redacted even where it is not
+    """A backend spec as shown: ``openai:URL`` (or ``a2a:URL``) with the URL redacted even where it is not
     a well-formed ``scheme://`` URL (a spec that is refused is still quoted); any other
     spec with each URL in it redacted."""
-    if spec.startswith("openai:"):
-        return "openai:" + redact_url(spec[len("openai:"):])
+    for kind in ("openai:", "a2a:"):
+        if spec.startswith(kind):
+            return kind + redact_url(spec[len(kind):])
     return redact_urls(spec)
 
 

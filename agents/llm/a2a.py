@@ -1,0 +1,526 @@
+"""An external agent over the A2A protocol (Agent2Agent: JSON-RPC 2.0 over HTTP) as a
+role's backend: ``a2a:URL`` brings your own doctor the way OSCE-Project's leaderboard
+talks to one.
+
+Each call POSTs ``message/send`` to the URL as given (never to the URL the agent's card
+names, never after a redirect). The result is a Message (its text parts are the reply)
+or a Task: ``completed`` or ``input-required`` gives the text of its artifacts, else of
+its status message; ``submitted`` or ``working`` is polled with ``tasks/get`` until it
+ends or the call's deadline (``GenerateParams.timeout_s``, for the whole call) passes;
+``failed``, ``rejected``, ``canceled`` and ``auth-required`` are errors. A JSON-RPC
+error is an :class:`LLMError` naming its code and message (internal and server errors
+are transient: the role's RetryPolicy retries them).
+
+An agent keeps its own conversation per ``contextId``, while medsim's participants send
+the whole chat each call. So the backend keeps, per (role, case) of the
+:class:`CallContext`, the conversations it has had: what the caller had sent up to the
+agent's last reply, and the contextId the agent gave. A call whose messages extend one
+of them sends only what is new, with that contextId; a call that asks the last message
+again (a guard's correction: ``message`` + ``\\n(correction)``) sends only the
+correction, in the same context; anything else starts a new context whose first message
+carries the system prompt between ``[INSTRUCTIONS]`` / ``[END OF INSTRUCTIONS]`` lines
+and any earlier turns as a ``[CONVERSATION SO FAR]`` block. An agent that returns no
+contextId is sent the whole conversation every time. Two encounters whose
+conversations are the same so far may swap contexts: they have shown the agent the same
+messages.
+
+Transport is the OpenAI backend's (:mod:`agents.llm.openai_compat`): a whole-call
+deadline, a cap on the bytes read (:func:`body_limit`) and on the text kept
+(:func:`text_limit`, ``finish_reason`` "length"), transport faults and malformed replies
+transient, proxies from the environment. The key comes from ``MEDSIM_API_KEY`` only and
+goes in an ``Authorization: Bearer`` header; every message, and the reply text, is
+scrubbed of it and of any secret in the URL (:mod:`agents.llm.url_secrets`), and the
+URL is shown redacted. Reply text is otherwise kept as the agent sent it (the shells
+escape control characters when they show it, as for any model's text); nothing the
+agent returns is executed or used as a path.
+
+:func:`check_agent` fetches the agent card (``/.well-known/agent-card.json``, else the
+older ``/.well-known/agent.json``; under the URL's path, then at its root) once before a
+run; :meth:`A2ALLM.check` also keeps it, so the backend's name (what each call's event
+and the run's ``models`` record) becomes ``a2a:URL#NAME@VERSION``.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+from urllib.parse import urlsplit
+
+from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
+# the OpenAI backend's hardened transport and scrubbing, shared rather than copied
+from agents.llm.openai_compat import (_BaseURL, _Failure, _Reply, _auth_headers, _body_text, _error, _http_error,
+                                      _request, _scrub, _scrub_reply, _secrets, _seconds, body_limit, text_limit)
+from agents.llm.url_secrets import redact_url
+from agents.textsafe import printable
+
+__all__ = ["A2A_KEY_ENV", "A2ALLM", "AgentCard", "CARD_PATHS", "HISTORY_CLOSE", "HISTORY_OPEN", "INSTRUCTIONS_CLOSE",
+           "INSTRUCTIONS_OPEN", "check_agent", "parse_agent_url"]
+
+A2A_KEY_ENV: tuple[str, ...] = ("MEDSIM_API_KEY",)
+CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")  # the current name, then the older one
+
+INSTRUCTIONS_OPEN = "[INSTRUCTIONS]"
+INSTRUCTIONS_CLOSE = "[END OF INSTRUCTIONS]"
+HISTORY_OPEN = "[CONVERSATION SO FAR]"
+HISTORY_CLOSE = "[END OF CONVERSATION SO FAR]"
+
+_CARD_BYTES = 1 << 20
+_SNIPPET = 200
+_ID_CHARS = 200  # a contextId or task id longer than this is not sent back
+_LABEL_CHARS = 60  # of an agent's name and version, in names and reports
+_POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0
+_PER_KEY = 8  # conversations kept per (role, case)
+_KEYS = 512  # (role, case) pairs kept
+_WAITING = frozenset({"submitted", "working"})
+_ANSWERED = frozenset({"completed", "input-required"})
+# task states that end a call with an error, and whether a retry may help
+_FAILED = {"failed": True, "unknown": True, "rejected": False, "canceled": False, "auth-required": False}
+# JSON-RPC codes a retry may cure: internal error, and the implementation-defined server error
+_TRANSIENT_CODES = frozenset({-32603, -32000})
+
+
+# ---------------------------------------------------------------------------- the URL and the card
+
+
+def parse_agent_url(url: str) -> _BaseURL:
+    """The agent's URL, its path kept as given (a JSON-RPC route may need its trailing
+    slash). Raises ValueError with a message that never repeats a secret."""
+    given = url.strip()
+    try:
+        parts = urlsplit(given)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not one
+    except ValueError:
+        raise ValueError(f"a2a: the agent's URL cannot be read (a bad port or address?): "
+                         f"'a2a:{redact_url(given)[:200]}'") from None
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ValueError("a2a: the URL holds credentials; put the key in MEDSIM_API_KEY instead")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"a2a: needs the agent's URL, like a2a:http://127.0.0.1:9999/, got "
+                         f"'a2a:{redact_url(given)[:200]}'")
+    base = _BaseURL.parse(given)
+    return replace(base, path=parts.path, shown=redact_url(given))
+
+
+def _label(value: Any) -> str:
+    """Text from a card for names and reports: one line, escaped, short."""
+    return printable(str(value), single_line=True).strip()[:_LABEL_CHARS]
+
+
+@dataclass(frozen=True)
+class AgentCard:
+    """What an agent's card says about it (shown text: escaped, cut short, scrubbed)."""
+
+    name: str
+    version: str
+    url: str  # the endpoint the card names (redacted); medsim posts to the URL it was given
+    protocol_version: str
+    card_path: str  # where the card was found
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}" if self.version else self.name
+
+
+def _card_targets(base: _BaseURL) -> list[str]:
+    path = base.path.rstrip("/")
+    out = [path + p for p in CARD_PATHS]
+    if path:
+        out += list(CARD_PATHS)
+    return list(dict.fromkeys(out))
+
+
+def _read_card(reply: _Reply, where: str, *, backend: str, secrets: Sequence[str], target: str) -> AgentCard:
+    text = _body_text(reply)
+    try:
+        card = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
+        card = None
+    if not isinstance(card, dict):
+        raise _error(f"{where} is not an A2A agent card (not a JSON object)", backend=backend, secrets=secrets,
+                     transient=False)
+    name = card.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise _error(f"{where} is not an A2A agent card (no name)", backend=backend, secrets=secrets,
+                     transient=False)
+    if "capabilities" in card and not isinstance(card["capabilities"], dict):
+        raise _error(f"{where} is not an A2A agent card (capabilities is not an object)", backend=backend,
+                     secrets=secrets, transient=False)
+
+    def field_(key: str) -> str:
+        v = card.get(key)
+        return _scrub(_label(v), secrets) if isinstance(v, (str, int, float)) and not isinstance(v, bool) else ""
+
+    url = card.get("url")
+    return AgentCard(name=_scrub(_label(name), secrets), version=field_("version"),
+                     url=_scrub(redact_url(url)[:200], secrets) if isinstance(url, str) else "",
+                     protocol_version=field_("protocolVersion"), card_path=target)
+
+
+def check_agent(url: str, *, timeout_s: float = 10.0, api_key_env: tuple[str, ...] = A2A_KEY_ENV) -> AgentCard:
+    """Fetch the agent's card once, before a run. Raises a non-transient
+    :class:`LLMError` when the agent cannot be reached, refuses the key (401, 403),
+    serves no card at any of :data:`CARD_PATHS` or serves something that is not one."""
+    try:
+        base = parse_agent_url(url)
+    except ValueError as e:
+        raise LLMError(str(e), backend="a2a", transient=False) from None
+    backend = f"a2a:{base.shown}"
+    auth, key = _auth_headers(api_key_env, backend)
+    secrets = _secrets(key, base)
+    deadline = time.monotonic() + timeout_s
+    tried: list[str] = []
+    for target in _card_targets(base):
+        where = redact_url(replace(base, path=target).url + (f"?{base.query}" if base.query else ""))
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise _Failure("timeout", "deadline passed")
+            reply = _request(replace(base, path=target), "GET", "", body=None,
+                             headers={"Accept": "application/json", **auth}, timeout_s=left, max_body=_CARD_BYTES)
+        except _Failure as f:
+            reason = f"no reply within {_seconds(timeout_s)} s" if f.kind == "timeout" else f.reason
+            verb = "cannot reach" if f.kind != "transport" else "bad reply from"
+            raise _error(f"{verb} {where}: {reason}", backend=backend, secrets=secrets, transient=False) from None
+        if reply.status in (401, 403):
+            names = " or ".join(api_key_env)
+            msg = (f"{where} wants an API key (HTTP {reply.status}) and none is set: put it in {names}" if key is None
+                   else f"{where} refused the API key (HTTP {reply.status}): check the key in {names}")
+            raise _error(msg, backend=backend, secrets=secrets, transient=False)
+        if reply.status in (404, 405, 410):
+            tried.append(where)
+            continue
+        if reply.status != 200:
+            err = _http_error(reply, where, backend=backend, secrets=secrets)
+            err.transient = False
+            raise err
+        return _read_card(reply, where, backend=backend, secrets=secrets, target=target)
+    raise _error(f"no A2A agent card at {' or '.join(tried)} (HTTP 404): is {base.shown} an A2A agent?",
+                 backend=backend, secrets=secrets, transient=False)
+
+
+# ---------------------------------------------------------------------------- conversations
+
+
+def _key(m: Message) -> tuple[str, str]:
+    """A message as compared between calls: a committed reply is the draft stripped."""
+    return (m.role, m.content.strip() if m.role == "assistant" else m.content)
+
+
+@dataclass
+class _Conversation:
+    context_id: str | None = None
+    task_id: str | None = None  # an input-required task the next message continues
+    known: tuple[tuple[str, str], ...] = ()  # the caller's messages up to and with the agent's last reply
+    busy: bool = False
+
+
+def _correction(before: str, now: str) -> str:
+    """What a re-asked message adds to the one the agent answered: ``message`` then
+    ``message\\n(correction)`` -> the correction; a message whose first lines it saw ->
+    the rest; else the message again."""
+    if now.startswith(before) and now[len(before):].strip():
+        return now[len(before):].strip()
+    common = ""
+    for a, b in zip(before, now):
+        if a != b:
+            break
+        common += a
+    cut = common.rfind("\n") + 1
+    return now[cut:].strip() if cut > 0 and now[cut:].strip() else now
+
+
+def _follow_up(known: Sequence[tuple[str, str]], msgs: Sequence[Message]) -> str | None:
+    """The text that continues a conversation the agent has seen as ``known``, or None
+    where ``msgs`` is not a continuation of it."""
+    keys = [_key(m) for m in msgs]
+    n = len(known)
+    if n and len(keys) > n and tuple(keys[:n]) == tuple(known):
+        new = list(msgs[n:])
+        if new[-1].role == "assistant":
+            return None
+        return _render(new, system=None)
+    # the last message asked again (a guard's correction): the same conversation before it
+    if (n >= 2 and known[-1][0] == "assistant" and known[-2][0] == "user" and keys and keys[-1][0] == "user"
+            and tuple(keys[:-1]) == tuple(known[:-2])):
+        return _correction(known[-2][1], msgs[-1].content)
+    return None
+
+
+def _render(msgs: Sequence[Message], *, system: str | None) -> str:
+    """One A2A message's text: the instructions (a new context's first message), the
+    turns before the last run of non-reply messages as a transcript, then those."""
+    i = len(msgs)
+    while i > 0 and msgs[i - 1].role != "assistant":
+        i -= 1
+    earlier, new = msgs[:i], msgs[i:]
+    parts = [f"{INSTRUCTIONS_OPEN}\n{system}\n{INSTRUCTIONS_CLOSE}"] if system else []
+    if earlier:
+        who = {"assistant": "You", "system": "Instructions"}
+        lines = "\n\n".join(f"{who.get(m.role, 'User')}: {m.content}" for m in earlier)
+        parts.append(f"{HISTORY_OPEN}\n{lines}\n{HISTORY_CLOSE}")
+    parts += [m.content for m in new]
+    return "\n\n".join(parts)
+
+
+def _first(msgs: Sequence[Message]) -> str:
+    """A new context's first message: the system prompt delimited, then the rest."""
+    if msgs and msgs[0].role == "system":
+        return _render(msgs[1:], system=msgs[0].content)
+    return _render(msgs, system=None)
+
+
+# ---------------------------------------------------------------------------- replies
+
+
+@dataclass
+class _Result:
+    text: str
+    context_id: str | None
+    task_id: str | None
+    state: str | None  # None: a Message
+    texts: int = 0  # text parts read
+    others: int = 0  # parts that are not text (files, data), left out
+
+
+def _ident(v: Any) -> str | None:
+    return v if isinstance(v, str) and 0 < len(v) <= _ID_CHARS and v.isprintable() else None
+
+
+def _parts_text(parts: Any, r: _Result) -> list[str]:
+    out: list[str] = []
+    for p in parts if isinstance(parts, list) else []:
+        if not isinstance(p, dict):
+            r.others += 1
+            continue
+        kind = p.get("kind", p.get("type"))  # "type": the protocol's earlier name
+        if kind == "text" and isinstance(p.get("text"), str):
+            out.append(p["text"])
+            r.texts += 1
+        else:
+            r.others += 1
+    return out
+
+
+def _read_result(result: Any) -> _Result | None:
+    """A Message or a Task, or None for anything else."""
+    if not isinstance(result, dict):
+        return None
+    kind = result.get("kind")
+    if kind == "message" or (kind is None and "parts" in result and "status" not in result):
+        r = _Result("", _ident(result.get("contextId")), _ident(result.get("taskId")), None)
+        r.text = "\n".join(_parts_text(result.get("parts"), r))
+        return r
+    if kind == "task" or (kind is None and "status" in result):
+        status = result.get("status")
+        state = status.get("state") if isinstance(status, dict) else None
+        if not isinstance(state, str):
+            return None
+        state = state.strip().lower().removeprefix("task_state_").replace("_", "-")  # also the protobuf spelling
+        r = _Result("", _ident(result.get("contextId")), _ident(result.get("id")), state)
+        texts: list[str] = []
+        artifacts = result.get("artifacts")
+        for a in artifacts if isinstance(artifacts, list) else []:
+            texts += _parts_text(a.get("parts") if isinstance(a, dict) else None, r)
+        if not texts:
+            msg = status.get("message") if isinstance(status, dict) else None
+            texts = _parts_text(msg.get("parts") if isinstance(msg, dict) else None, r)
+        r.text = "\n".join(texts)
+        return r
+    return None
+
+
+# ---------------------------------------------------------------------------- the backend
+
+
+class A2ALLM:
+    """A role played by an A2A agent at ``url`` (JSON-RPC ``message/send``)."""
+
+    def __init__(self, url: str, *, api_key_env: tuple[str, ...] = A2A_KEY_ENV,
+                 poll_s: tuple[float, float] = (_POLL_FIRST_S, _POLL_MAX_S)):
+        self._base = parse_agent_url(url)  # refuses credentials without repeating them
+        self._given = url.strip()
+        self.url = self._base.shown
+        self.name = f"a2a:{self.url}"
+        self.card: AgentCard | None = None
+        self._key_env = api_key_env
+        self._poll = poll_s
+        self._lock = threading.Lock()
+        self._ids = 0
+        self._convs: OrderedDict[tuple[str, str], list[_Conversation]] = OrderedDict()
+
+    def check(self, *, timeout_s: float = 10.0) -> AgentCard:
+        """:func:`check_agent`, keeping the card: the name becomes ``a2a:URL#NAME@VERSION``."""
+        card = check_agent(self._given, timeout_s=timeout_s, api_key_env=self._key_env)
+        with self._lock:
+            self.card = card
+            self.name = f"a2a:{self.url}#{card.label}"
+        return card
+
+    # -- conversation state ------------------------------------------------------
+    def _take(self, key: tuple[str, str], msgs: Sequence[Message]) -> tuple[_Conversation, str, bool]:
+        """(the conversation, the text to send, whether it is new); marks it busy."""
+        with self._lock:
+            convs = self._convs.get(key, [])
+            for conv in reversed(convs):  # the most recent first
+                if conv.busy or conv.context_id is None:
+                    continue
+                text = _follow_up(conv.known, msgs)
+                if text is not None:
+                    conv.busy = True
+                    convs.remove(conv)
+                    convs.append(conv)
+                    self._convs.move_to_end(key)
+                    return conv, text, False
+            conv = _Conversation(busy=True)
+            return conv, _first(msgs), True
+
+    def _keep(self, key: tuple[str, str], conv: _Conversation, new: bool) -> None:
+        with self._lock:
+            conv.busy = False
+            if not new or conv.context_id is None:
+                return
+            convs = self._convs.setdefault(key, [])
+            convs.append(conv)
+            del convs[:-_PER_KEY]
+            self._convs.move_to_end(key)
+            while len(self._convs) > _KEYS:
+                self._convs.popitem(last=False)
+
+    def _release(self, conv: _Conversation) -> None:
+        with self._lock:
+            conv.busy = False
+
+    # -- JSON-RPC --------------------------------------------------------------------
+    def _rpc(self, method: str, params: dict, *, deadline: float, timeout_s: float, max_body: int,
+             headers: dict[str, str], secrets: Sequence[str]) -> Any:
+        with self._lock:
+            self._ids += 1
+            rid = self._ids
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+        url = self.url
+        try:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Failure("timeout", "deadline passed")
+            reply = _request(self._base, "POST", "", body=body, headers=headers, timeout_s=left, max_body=max_body)
+        except _Failure as f:
+            if f.kind == "timeout":
+                msg = f"no complete reply to {method} within {_seconds(timeout_s)} s (whole-call timeout) from {url}"
+            elif f.kind == "unreachable":
+                msg = f"cannot reach {url}: {f.reason}"
+            else:
+                msg = f"bad reply to {method} from {url}: {f.reason}"
+            raise _error(msg, backend=self.name, secrets=secrets, transient=True) from None
+        if reply.status != 200:
+            raise _http_error(reply, url, backend=self.name, secrets=secrets)
+        text = _body_text(reply)
+        if text is None:
+            raise _error(f"bad reply to {method} from {url}: the body is not UTF-8 text", backend=self.name,
+                         secrets=secrets, transient=True)
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise _error(f"the reply to {method} from {url} is not JSON ({e.msg} at character {e.pos}): "
+                         f"{text[:_SNIPPET]}", backend=self.name, secrets=secrets, transient=True) from None
+        except (ValueError, RecursionError) as e:
+            raise _error(f"the reply to {method} from {url} is JSON that cannot be read ({type(e).__name__})",
+                         backend=self.name, secrets=secrets, transient=True) from None
+        if not isinstance(payload, dict) or ("result" not in payload and "error" not in payload):
+            raise _error(f"the reply to {method} from {url} is not a JSON-RPC response: {text[:_SNIPPET]}",
+                         backend=self.name, secrets=secrets, transient=True)
+        if str(payload.get("id")) != str(rid):  # the same id (a server may echo it as a string)
+            raise _error(f"the reply to {method} from {url} answers another request (id "
+                         f"{str(payload.get('id'))[:40]!r}, not {rid})", backend=self.name, secrets=secrets,
+                         transient=True)
+        err = payload.get("error")
+        if err is not None:
+            code = err.get("code") if isinstance(err, dict) else None
+            message = err.get("message") if isinstance(err, dict) else None
+            code = code if isinstance(code, int) and not isinstance(code, bool) else None
+            words = (printable(message, single_line=True)[:_SNIPPET] if isinstance(message, str)
+                     else printable(json.dumps(err)[:_SNIPPET], single_line=True))
+            raise _error(f"the agent at {url} answered {method} with JSON-RPC error "
+                         f"{code if code is not None else '(no code)'}: {words}", backend=self.name, secrets=secrets,
+                         transient=code in _TRANSIENT_CODES)
+        return payload["result"]
+
+    # -- LLM -------------------------------------------------------------------------
+    def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
+        auth, key = _auth_headers(self._key_env, self.name)
+        secrets = _secrets(key, self._base)
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **auth}
+        max_body = body_limit(params.max_tokens)
+        t0 = time.perf_counter()
+        deadline = time.monotonic() + params.timeout_s
+        conv_key = (ctx.role, ctx.case_id)
+        conv, text, new = self._take(conv_key, messages)
+        try:
+            message: dict[str, Any] = {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()),
+                                       "parts": [{"kind": "text", "text": text}]}
+            if conv.context_id:
+                message["contextId"] = conv.context_id
+            if conv.task_id:
+                message["taskId"] = conv.task_id
+            rpc = dict(deadline=deadline, timeout_s=params.timeout_s, max_body=max_body, headers=headers,
+                       secrets=secrets)
+            raw = self._rpc("message/send", {"message": message}, **rpc)
+            result = self._result(raw, "message/send", secrets)
+            wait, polls = self._poll[0], 0
+            while result.state in _WAITING:
+                if result.task_id is None:
+                    raise _error(f"the agent at {self.url} says its task is {result.state} but gives no task id to "
+                                 "ask about", backend=self.name, secrets=secrets, transient=True)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _error(f"the agent's task at {self.url} was still {result.state} after "
+                                 f"{_seconds(params.timeout_s)} s (whole-call timeout; {polls} polls)",
+                                 backend=self.name, secrets=secrets, transient=True)
+                time.sleep(min(wait, left))
+                wait = min(wait * 2, self._poll[1])
+                polls += 1
+                if deadline - time.monotonic() <= 0:
+                    continue  # reported above, with the state last seen
+                result = self._result(self._rpc("tasks/get", {"id": result.task_id}, **rpc), "tasks/get", secrets)
+            if result.state is not None and result.state not in _ANSWERED:
+                said = f": {_scrub(printable(result.text, single_line=True)[:_SNIPPET], secrets)}" if result.text else ""
+                raise _error(f"the agent's task ended {_label(result.state)}{said}", backend=self.name,
+                             secrets=secrets, transient=_FAILED.get(result.state, False))
+        except BaseException:
+            self._release(conv)
+            raise
+        latency = time.perf_counter() - t0
+        reply = _scrub_reply(result.text, secrets)
+        notes: list[str] = []
+        finish = "stop"
+        if not result.texts:
+            notes.append("the agent sent no text part")
+        if result.others:
+            notes.append(f"{result.others} part(s) that are not text left out")
+        images = sum(len(m.images) for m in messages)
+        if images:
+            notes.append(f"{images} image(s) not sent: the A2A backend sends text only")
+        if params.response_schema:
+            notes.append("the reply's JSON schema cannot be enforced over A2A")
+        cap = text_limit(params.max_tokens)
+        if len(reply) > cap:
+            notes.append(f"reply truncated: {len(reply)} characters, more than the {cap} that max_tokens="
+                         f"{params.max_tokens} allows")
+            reply, finish = reply[:cap], "length"
+        # an agent that gives no contextId keeps no conversation: its next call sends the whole of it
+        conv.context_id = result.context_id or conv.context_id
+        conv.task_id = result.task_id if result.state == "input-required" else None
+        conv.known = tuple(_key(m) for m in messages) + (("assistant", reply.strip()),)
+        self._keep(conv_key, conv, new)
+        return Output(text=reply, model=self.name, latency_s=latency, finish_reason=finish, note="; ".join(notes))
+
+    def _result(self, raw: Any, method: str, secrets: Sequence[str]) -> _Result:
+        r = _read_result(raw)
+        if r is None:
+            shown = json.dumps(raw)[:_SNIPPET] if not isinstance(raw, str) else raw[:_SNIPPET]
+            raise _error(f"the result of {method} from {self.url} is neither an A2A Message nor a Task: {shown}",
+                         backend=self.name, secrets=secrets, transient=True)
+        return r
