@@ -46,7 +46,7 @@ def names_a_condition(parse: Callable[[str], Any]) -> Check:
         if a.kind != "diagnose":
             return None
         text = strip_hedges(strip_lead_in(a.text) or a.text) or a.text  # "X, I think" names X
-        if not_a_diagnosis(text) or _sentence(text) or _symptom_list(text):
+        if not_a_diagnosis(text) or _sentence(text) or _symptom_list(text) or _test_name(text):
             return "not_a_condition"
         return None
     return check
@@ -74,6 +74,26 @@ def _symptom_list(text: str) -> bool:
     items = [i for i in re.split(r",|;|\band\b", text) if i.strip()]
     return (len(items) >= 3 and all(len(i.split()) <= 3 for i in items)
             and not _CONDITION_WORD.search(text))
+
+
+_TEST_HEAD = re.compile(
+    r"\b(biopsy|scan|x-?ray|radiograph|ct|mri|ultrasound|ultrasonography|echocardiogram|echo|ecg|ekg|"
+    r"electrocardiogram|angiogram|angiography|endoscopy|colonoscopy|bronchoscopy|panel|tests?|count|cultures?|"
+    r"smear|serology|puncture|examination|exam|levels?|studies|analysis|screen|swab|workup|work-up)\W*$",
+    re.IGNORECASE)
+
+
+def _test_name(text: str) -> bool:
+    """The name of a test, not of a condition ('Tissue biopsy', the embedded model's
+    'diagnosis' after ordering one): a catalogue entry, or words ending in a test's kind
+    with no word that names a condition ('Lead poisoning screen' is still a screen, so
+    a condition word lets it through: 'Culture-negative endocarditis')."""
+    from agents.catalogue import CATALOGUE
+
+    low = normalise_line(text)
+    if any(low == normalise_line(t) for t in CATALOGUE):
+        return True
+    return bool(_TEST_HEAD.search(text.strip())) and not _CONDITION_WORD.search(text)
 
 
 class Guarded:

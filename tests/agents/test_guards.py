@@ -182,6 +182,23 @@ def test_a_diagnosis_must_be_a_condition_name(demo):
     llm = Script(ScriptedLLM(demo), doctor=[symptoms, good])
     row, events = consult(demo["demo-016"], roles(llm), rules=ConsultationConfig(min_gathering=0))
     assert [e["problem"] for e in of(events, "reply_rejected", role="doctor")] == ["not_a_condition"]
+    # the name of a test (the embedded model 'diagnosed' "Tissue biopsy" after ordering one)
+    tests = [json.dumps({"action": "diagnose", "text": t}) for t in ("Tissue biopsy", "Chest X-ray")]
+    llm = Script(ScriptedLLM(demo), doctor=[*tests, good])
+    row, events = consult(demo["demo-016"], roles(llm), rules=ConsultationConfig(min_gathering=0))
+    assert [e["problem"] for e in of(events, "reply_rejected", role="doctor")] == ["not_a_condition"] * 2
+    assert row["diagnosis"] == "Gout"
+
+
+def test_test_names_are_not_conditions_and_conditions_with_test_words_are():
+    from agents.participants.wrappers import _test_name
+
+    for t in ("Tissue biopsy", "Complete blood count", "CT head", "Urine culture", "thyroid function tests",
+              "Echocardiogram", "Abnormal liver function tests", "Lumbar puncture."):
+        assert _test_name(t), t
+    for t in ("Gout", "Culture-negative endocarditis", "Lead poisoning", "Myasthenia gravis", "Tension headache",
+              "Acute pyelonephritis", "Hirschsprung disease", "Testicular torsion", "Countertransference"):
+        assert not _test_name(t), t
 
 
 def test_a_test_the_case_has_no_record_of_gets_a_normal_result_marked_as_synthesised(demo):
