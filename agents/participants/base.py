@@ -26,6 +26,9 @@ class Observation:
     records: tuple[tuple[str, str], ...] = ()  # the technician: case records matching the order
     may_diagnose: bool = True  # the doctor: a diagnosis now would be accepted (minimum gathering met)
     images: tuple[str, ...] = ()  # images shown with the text (a vision reader's study)
+    # when ``text`` is an instruction (a re-ask), the other side's message still being
+    # answered: what an echo check compares the reply with
+    answering: str | None = None
 
 
 @dataclass(frozen=True)

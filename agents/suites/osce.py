@@ -207,7 +207,7 @@ class Encounter:
                 # a bare marker (or nothing) is no answer: the embedded 1.5B patient "accepted" in round
                 # one with "[DECISION: ACCEPT]" alone. Asked once more to speak; a second bare reply stands.
                 self.sink.emit(ReplyRejected(role="patient", turn=r, problem="no_speech", text=raw[:200], attempt=1))
-                p = self.cast["patient"].act(Observation(turn=r, text=NO_SPEECH))
+                p = self.cast["patient"].act(Observation(turn=r, text=NO_SPEECH, answering=f"Doctor: {said}"))
                 raw = _clean(p.text, "Patient")
             spoken = split_marker(raw)[0] or "(The patient says nothing.)"
             self.sink.emit(Utterance(turn=r, speaker="patient", addressee="doctor", text=spoken, source=p.source))

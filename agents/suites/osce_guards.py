@@ -61,7 +61,11 @@ OSCE_CORRECTIONS = {
 }
 
 _OTHER = {"doctor": r"patient", "patient": r"doctor|dr\.?(?:\s+\w+)?"}
-_AS_DOCTOR = re.compile(r"\bas your (?:doctor|surgeon|physician)\b", re.IGNORECASE)
+_AS_DOCTOR = re.compile(r"\bas your (?:doctor|surgeon|physician)\b"
+                        # a clinician's service lines in the patient's mouth (the embedded patient,
+                        # after the doctor's "You're welcome! ... feel free to ask.")
+                        r"|\bfeel free to (?:ask|reach out|contact)\b|\bi(?:'m| am) glad i could help\b"
+                        r"|\bhow (?:can|may) i (?:help|assist) you\b", re.IGNORECASE)
 _NOTES = re.compile(r"^\s*\(.*\)\s*$")  # instructions in parentheses (the last round's note) are not words
 
 
@@ -89,8 +93,23 @@ def _ratio(a: str, b: str) -> float:
     return SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
+_CONTRACTIONS = [(re.compile(p, re.IGNORECASE), r) for p, r in (
+    (r"\bwon'?t\b", "will not"), (r"\bcan'?t\b", "can not"), (r"\bcannot\b", "can not"), (r"n'?t\b", " not"),
+    (r"\bi'?m\b", "i am"), (r"'re\b", " are"), (r"'s\b", " is"), (r"'ve\b", " have"), (r"'ll\b", " will"),
+    (r"'d\b", " would"))]
+
+
+def _expand(text: str) -> str:
+    """Contractions written out, so "You're welcome" and "You are welcome" compare equal
+    (the embedded patient echoed the doctor's line with its contraction undone)."""
+    text = text.replace("\u2019", "'")
+    for rx, repl in _CONTRACTIONS:
+        text = rx.sub(repl, text)
+    return text
+
+
 def _spoken(text: str) -> str:
-    return normalise_line(split_marker(text)[0])
+    return normalise_line(_expand(split_marker(text)[0]))
 
 
 def near_repeat(previous: Callable[[], Sequence[str]], *, threshold: float = NEAR,
@@ -118,7 +137,7 @@ def _other_words(text: str) -> str:
 def echo_of_other(reply: str, obs: Observation, *, threshold: float = NEAR) -> str | None:
     """``echo`` when the reply repeats the other side's whole last message (nearly or
     inside a longer reply); quoting a phrase of it is fine."""
-    other = normalise_line(_other_words(obs.text))
+    other = normalise_line(_expand(_other_words(obs.answering or obs.text)))
     norm = _spoken(reply)
     if len(other) <= 30 or len(norm) <= 20:
         return None

@@ -219,3 +219,44 @@ def test_a_patient_declining_in_character_is_not_asked_again():
     out, events = _run(Patient(lambda r: "I'm sorry, but I can't do that. I won't have the operation."), max_rounds=3)
     assert not _of(events, "reply_rejected")
     assert (out.status, out.rounds) == ("left", 2)  # the refusal stands and ends the encounter
+
+
+def test_the_embedded_patients_echo_and_service_lines_are_caught():
+    """Seen on the embedded model: the patient gave back the doctor's line with its
+    contraction undone, and spoke the clinician's closing courtesies."""
+    doc = "Doctor: You're welcome! I'm glad I could help. If you have any other questions, feel free to ask."
+    echo = "You are welcome! I am glad I could help. If you have any other questions, feel free to ask."
+    assert echo_of_other(echo, _obs(doc)) == "echo"
+    assert speaks_for_other("patient")("Thank you! I'm glad I could help. If you have any other questions, feel free "
+                                       "to ask.", _obs("Doctor: Thank you for your patience.")) == "role_break"
+    assert speaks_for_other("patient")("How can I help you, doctor?", _obs("x")) == "role_break"
+    assert speaks_for_other("doctor")("If you have any other questions, feel free to ask.", _obs("x")) is None
+    assert speaks_for_other("patient")("I'm glad you explained it; I feel freer now.", _obs("x")) is None
+    assert near_repeat(lambda: ["I don't understand the doctor's explanation and I need more details first."])(
+        "I do not understand the doctor's explanation, and I need more details first.", _obs("x")) == "loop"
+
+
+def test_an_echo_after_the_bare_marker_reask_is_still_caught():
+    """The embedded patient answered a bare [DECISION: ACCEPT]; asked to speak, it gave
+    back the doctor's line. The re-ask's text is an instruction, so the echo check reads
+    the doctor's words the patient is still answering."""
+
+    class EchoAfterMarker(OsceScriptedLLM):
+        echoed = False
+
+        def generate(self, messages, params, ctx):
+            if ctx.role != "patient":
+                return super().generate(messages, params, ctx)
+            last = messages[-1].content
+            if last.startswith("Doctor: "):
+                return self._out("[DECISION: ACCEPT]", messages)
+            if not self.echoed:  # the re-ask to speak: the doctor's words back
+                self.echoed = True
+                doctor = next(m.content for m in reversed(messages) if m.content.startswith("Doctor: "))
+                return self._out(doctor.removeprefix("Doctor: "), messages)
+            return self._out("How long would I be in hospital afterwards?", messages)
+
+    _, events = _run(EchoAfterMarker(), max_rounds=1)
+    problems = [(e["role"], e["problem"]) for e in _of(events, "reply_rejected")]
+    assert ("patient", "no_speech") in problems and ("patient", "echo") in problems
+    assert _said(events, "patient") == ["How long would I be in hospital afterwards?"]
