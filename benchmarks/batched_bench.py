@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--max-turns", type=int, default=8, help="turn limit per consultation (default 8)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core, as the bench)")
+    ap.add_argument("--no-serial-workers", action="store_true",
+                    help="skip serial wW (the slowest mode: its contexts thrash); serial w1 and batched wW only")
     ap.add_argument("--out", type=Path, default=None, help="keep the run directories here (default: a temporary one)")
     args = ap.parse_args()
     path = embedded_model_path() if args.model == "local" else smollm2_path()
@@ -90,7 +92,7 @@ def main() -> None:
         base.mkdir(parents=True, exist_ok=True)
     print(f"# {args.model} ({path.name}), cases {args.cases} first {args.limit}, max turns {args.max_turns}, "
           f"threads {args.threads or os.cpu_count()}, seed {args.seed}", flush=True)
-    plan = [(1, False)] + [(w, b) for w in args.workers if w > 1 for b in (False, True)]
+    plan = [(1, False)] + [(w, b) for w in args.workers if w > 1 for b in (False, True) if b or not args.no_serial_workers]
     results = []
     try:
         for workers, batched in plan:

@@ -14,9 +14,11 @@
   the timing fields) and byte-identical event logs (but the header's command line and
   start time). Every other trial also kills the first --resume a moment after it starts.
 
-Batched local decoding: benchmarks/batched_decode.py prints its figures (the engine,
-agents/llm/batched.py, is not wired into --workers yet). Run it on an idle machine; ratios within one run are
-what to compare.
+Batched local decoding (``medsim bench --workers N --batched``): benchmarks/batched_bench.py
+prints cases per hour of whole consultations, serial against batched, and
+benchmarks/batched_decode.py tokens/s of one-turn prompts. Run them on an idle machine;
+ratios within one run are what to compare. Throughput here counts at least 8 cells per
+worker (--seeds raises it): with few cells per worker the last wave's stragglers weigh.
 """
 from __future__ import annotations
 
@@ -238,8 +240,8 @@ def main() -> None:
         memory(a.cases_for_memory)
     if "kill" in parts:
         kill_resume(a.kills, a.seed)
-    print("batched local decoding: agents/llm/batched.py is not wired into --workers yet; its figures come from "
-          "benchmarks/batched_decode.py (tokens/s serial vs 1, 4, 16 sequences)")
+    print("batched local decoding: see benchmarks/batched_bench.py (cases/hour, serial vs --batched) and "
+          "benchmarks/batched_decode.py (tokens/s of one-turn prompts)")
 
 
 if __name__ == "__main__":

@@ -443,8 +443,12 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         total = len(cases) * len(plans)
         if spec.workers > 1 and spec.executor == "local" and not spec.batched and \
                 all(is_in_process(rs.backend) for rs in spec.all_roles()):
-            logger.warning("all roles run in process; their model calls are serialised, so --workers > 1 gains little "
-                           "(--batched decodes them together)")
+            # measured on the embedded model, 2 cores (benchmarks/batched_bench.py): serial --workers 4 ran
+            # at 0.41x the cases/hour of --workers 1 (each role's context thrashes between cases),
+            # --workers 4 --batched at 1.14x
+            logger.warning("all roles run in process and their model calls are serialised: --workers > 1 is slower "
+                           "than --workers 1 here (each call re-reads another case's context); --batched decodes "
+                           "the cases' calls together")
         # learning online changes the memory case by case: one at a time keeps the run reproducible
         workers = 1 if learns_online else spec.workers
         rows = _run_cells(todo, opts.out, keep, workers=workers, total=total, progress=opts.progress,
