@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from agents.cases.model import Case
 from agents.consultation import ConsultationConfig, run_consultation
@@ -67,3 +68,30 @@ def default_sigint() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextmanager
+def medsim_view(folder: Path, page: str = "report.html") -> Iterator[tuple[str, int]]:
+    """``medsim view FOLDER`` in its own process on any free port, stopped with SIGINT (as
+    Ctrl-C) on exit, which must end it with status 0. Yields the served root's URL
+    (``http://127.0.0.1:PORT``) and the port; the first line it prints must name ``page``."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(folder), "--port", "0", "--no-browser",
+                          "--quiet"], preexec_fn=default_sigint, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        line = p.stdout.readline()
+        m = re.search(rf"(http://127\.0\.0\.1:(\d+))/{re.escape(page)}", line)
+        assert m, f"no URL of {page} from medsim view: {line!r} {p.stderr.read() if p.poll() is not None else ''}"
+        yield m.group(1), int(m.group(2))
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            assert p.wait(timeout=20) == 0
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise

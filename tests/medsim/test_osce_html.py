@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from agents.results import read_results
@@ -19,7 +16,7 @@ from medsim.html_report import neutralise, write_html_report
 from medsim.osce import build_osce_spec, run_osce
 from medsim.osce_html import osce_rounds, stop_reason
 from tests.agents.test_osce_guards import LoopingDoctor
-from tests.helpers import default_sigint
+from tests.helpers import medsim_view
 from tests.medsim.test_html_report import NASTY, _assert_self_contained, _get, _parse
 
 PERSONAS = "INTJ_M_PNEUMO,ESFP_F_LUNG"
@@ -145,26 +142,12 @@ def test_medsim_view_writes_a_missing_osce_report_and_serves_it(tmp_path):
     (out / "report.html").unlink()
     for p in (out / "transcripts").iterdir():
         p.unlink()
-    proc = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser",
-                             "--quiet"], preexec_fn=default_sigint, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        line = proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/report\.html", line)
-        assert m, line + (proc.stderr.read() if proc.poll() is not None else "")
-        port = int(m.group(1))
+    with medsim_view(out) as (_, port):
         status, _, body = _get(port, "/report.html")
         assert status == 200 and len(_rows_of(body.decode())) == 2 and b"accuracy" not in body
         for href in _parse(out / "report.html").links:
             status, headers, page = _get(port, "/" + href)
             assert status == 200 and headers["Content-Type"].startswith("text/html") and b"judge after round" in page
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            assert proc.wait(timeout=20) == 0
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
 
 
 def test_write_html_report_picks_the_osce_report_for_an_osce_run(tmp_path):

@@ -89,12 +89,7 @@ def test_model_text_in_a_score_report_is_escaped(tmp_path):
 def test_medsim_view_of_a_scores_folder_serves_the_run_and_opens_the_scores_page(tmp_path):
     """The scores page links up to the run's transcripts (../../transcripts/...): view
     serves the run's folder and opens scores/<label>/report.html, so every link works."""
-    import re
-    import signal
-    import subprocess
-    import sys
-
-    from tests.helpers import default_sigint
+    from tests.helpers import medsim_view
     from tests.medsim.test_html_report import _get
 
     run = run_bench(build_spec(None, {"cases": "demo", "limit": 2}), BenchOptions(out=tmp_path / "run",
@@ -102,14 +97,7 @@ def test_medsim_view_of_a_scores_folder_serves_the_run_and_opens_the_scores_page
     assert main(["score", str(run), "--judge-llm", "scripted", "--label", "again"]) == 0
     sdir = run / "scores" / "again"
     assert main(["-q", "view", str(sdir), "--rebuild"]) == 2  # score writes that page, view cannot
-    proc = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(sdir), "--port", "0", "--no-browser",
-                             "--quiet"], preexec_fn=default_sigint, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        line = proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/scores/again/report\.html", line)
-        assert m, line + (proc.stderr.read() if proc.poll() is not None else "")
-        port = int(m.group(1))
+    with medsim_view(sdir, "scores/again/report.html") as (_, port):
         status, _, body = _get(port, "/scores/again/report.html")
         assert status == 200 and b"re-judged by" in body
         links = _parse(sdir / "report.html").links
@@ -118,10 +106,3 @@ def test_medsim_view_of_a_scores_folder_serves_the_run_and_opens_the_scores_page
             target = (sdir / href).resolve().relative_to(run.resolve()).as_posix()
             status, headers, _ = _get(port, "/" + target)
             assert status == 200 and headers["Content-Type"].startswith("text/html")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            assert proc.wait(timeout=20) == 0
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
-import subprocess
-import sys
 
 import pytest
 
 from agents.results import read_results
-from tests.helpers import default_sigint
+from tests.helpers import medsim_view
 from medsim.bench import BenchOptions, run_bench
 from medsim.spec import build_spec
 
@@ -36,21 +32,8 @@ def browser():
 def viewed(tmp_path):
     """A scripted demo run served by `medsim view` (its own process, any free port)."""
     out = run_bench(build_spec(None, {"cases": "demo", "limit": 3}), BenchOptions(out=tmp_path / "run", progress=False)).out
-    p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser", "--quiet"],
-                         preexec_fn=default_sigint,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = p.stdout.readline()
-        m = re.search(r"(http://127\.0\.0\.1:\d+)/report\.html", line)
-        assert m, f"no URL from medsim view: {line!r} {p.stderr.read() if p.poll() is not None else ''}"
-        yield out, m.group(1)
-    finally:
-        p.send_signal(signal.SIGINT)
-        try:
-            assert p.wait(timeout=20) == 0
-        except subprocess.TimeoutExpired:
-            p.kill()
-            raise
+    with medsim_view(out) as (url, _):
+        yield out, url
 
 
 def test_the_report_opens_and_a_case_link_shows_its_transcript(browser, viewed):
@@ -93,12 +76,8 @@ def test_an_osce_report_opens_and_an_encounter_link_shows_its_rounds(browser, tm
     out = tmp_path / "osce"
     run_osce(build_osce_spec("INTJ_M_PNEUMO,ESFP_F_LUNG", max_rounds=3), BenchOptions(out=out, progress=False))
     rows = read_results(out / "results.jsonl")
-    p = subprocess.Popen([sys.executable, "-m", "medsim", "view", str(out), "--port", "0", "--no-browser", "--quiet"],
-                         preexec_fn=default_sigint, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        m = re.search(r"(http://127\.0\.0\.1:\d+)/report\.html", p.stdout.readline())
-        assert m
-        browser.get(f"{m.group(1)}/report.html")
+    with medsim_view(out) as (url, _):
+        browser.get(f"{url}/report.html")
         assert browser.title.startswith("medsim osce:")
         links = browser.find_elements(By.CSS_SELECTOR, "tr.encounter a.transcript")
         assert [a.text for a in links] == [r["case_id"] for r in rows]
@@ -116,10 +95,3 @@ def test_an_osce_report_opens_and_an_encounter_link_shows_its_rounds(browser, tm
         judged.find_element(By.TAG_NAME, "summary").click()
         assert marks[0].is_displayed() and marks[0].text in ("met", "not met", "not relevant")
         assert len(browser.find_elements(By.CSS_SELECTOR, "#criteria tbody tr")) == 30
-    finally:
-        p.send_signal(signal.SIGINT)
-        try:
-            assert p.wait(timeout=20) == 0
-        except subprocess.TimeoutExpired:
-            p.kill()
-            raise
