@@ -205,10 +205,19 @@ class Encounter:
             raw = _clean(p.text, "Patient")
             if not split_marker(raw)[0]:
                 # a bare marker (or nothing) is no answer: the embedded 1.5B patient "accepted" in round
-                # one with "[DECISION: ACCEPT]" alone. Asked once more to speak; a second bare reply stands.
+                # one with "[DECISION: ACCEPT]" alone. Asked once more to speak; a second bare reply
+                # stands if it repeats the first decision. A bare marker that reverses it is no
+                # decision (the embedded patient wrote ACCEPT, then LEAVE, and not a word): the round
+                # goes on, the marker kept in the log.
+                first = split_marker(raw)[1]
                 self.sink.emit(ReplyRejected(role="patient", turn=r, problem="no_speech", text=raw[:200], attempt=1))
                 p = self.cast["patient"].act(Observation(turn=r, text=NO_SPEECH, answering=f"Doctor: {said}"))
                 raw = _clean(p.text, "Patient")
+                spoken_again, second, _ = split_marker(raw)
+                if not spoken_again and second is not None and first is not None and second != first:
+                    self.sink.emit(ReplyRejected(role="patient", turn=r, problem="contradicting_markers",
+                                                 text=raw[:200], attempt=2))
+                    raw = ""
             spoken = split_marker(raw)[0] or "(The patient says nothing.)"
             self.sink.emit(Utterance(turn=r, speaker="patient", addressee="doctor", text=spoken, source=p.source))
             v = self.stop(raw, case_id=self.persona.id, turn=r, sink=self.sink)

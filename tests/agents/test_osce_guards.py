@@ -260,3 +260,28 @@ def test_an_echo_after_the_bare_marker_reask_is_still_caught():
     problems = [(e["role"], e["problem"]) for e in _of(events, "reply_rejected")]
     assert ("patient", "no_speech") in problems and ("patient", "echo") in problems
     assert _said(events, "patient") == ["How long would I be in hospital afterwards?"]
+
+
+def test_bare_markers_that_reverse_each_other_are_no_decision():
+    """The embedded patient answered a bare [DECISION: ACCEPT], then, asked to speak, a
+    bare [DECISION: LEAVE]: it left without a word. Now the round goes on; a bare marker
+    that repeats the first decision still stands."""
+
+    class BareMarkers(OsceScriptedLLM):
+        def __init__(self, markers):
+            super().__init__()
+            self.markers = list(markers)
+
+        def generate(self, messages, params, ctx):
+            if ctx.role != "patient" or not self.markers:
+                return super().generate(messages, params, ctx)
+            return self._out(self.markers.pop(0), messages)
+
+    out, events = _run(BareMarkers(["[DECISION: ACCEPT]", "[DECISION: LEAVE]"]), max_rounds=3)
+    problems = [e["problem"] for e in _of(events, "reply_rejected")]
+    assert problems[:2] == ["no_speech", "contradicting_markers"]
+    stops = _of(events, "osce_stop")
+    assert stops[0]["decision"] == "continue" and len(_said(events, "doctor")) >= 2
+    out, events = _run(BareMarkers(["[DECISION: LEAVE]", "[DECISION: LEAVE]"]), max_rounds=3)
+    assert [e["problem"] for e in _of(events, "reply_rejected")] == ["no_speech"]
+    assert _of(events, "osce_stop")[0]["decision"] == "left" and len(_said(events, "doctor")) == 1
