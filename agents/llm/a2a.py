@@ -53,7 +53,8 @@ from urllib.parse import urlsplit
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
 # the OpenAI backend's hardened transport and scrubbing, shared rather than copied
 from agents.llm.openai_compat import (_BaseURL, _Failure, _Reply, _auth_headers, _body_text, _error, _http_error,
-                                      _request, _scrub, _scrub_reply, _secrets, _seconds, body_limit, text_limit)
+                                      _post_text, _request, _scrub, _scrub_reply, _secrets, _seconds, body_limit,
+                                      text_limit)
 from agents.llm.url_secrets import redact_url
 from agents.textsafe import printable
 
@@ -402,25 +403,9 @@ class A2ALLM:
             rid = self._ids
         body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
         url = self.url
-        try:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _Failure("timeout", "deadline passed")
-            reply = _request(self._base, "POST", "", body=body, headers=headers, timeout_s=left, max_body=max_body)
-        except _Failure as f:
-            if f.kind == "timeout":
-                msg = f"no complete reply to {method} within {_seconds(timeout_s)} s (whole-call timeout) from {url}"
-            elif f.kind == "unreachable":
-                msg = f"cannot reach {url}: {f.reason}"
-            else:
-                msg = f"bad reply to {method} from {url}: {f.reason}"
-            raise _error(msg, backend=self.name, secrets=secrets, transient=True) from None
-        if reply.status != 200:
-            raise _http_error(reply, url, backend=self.name, secrets=secrets)
-        text = _body_text(reply)
-        if text is None:
-            raise _error(f"bad reply to {method} from {url}: the body is not UTF-8 text", backend=self.name,
-                         secrets=secrets, transient=True)
+        _, text = _post_text(self._base, "", body, headers, timeout_s=deadline - time.monotonic(), max_body=max_body,
+                             url=url, backend=self.name, secrets=secrets, what=f" to {method}",
+                             said_timeout_s=timeout_s)
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as e:

@@ -43,7 +43,7 @@ import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from agents.llm.base import chat_message, CallContext, GenerateParams, LLMError, Message, Output
 from agents.llm.url_secrets import redact_url, url_secrets
@@ -384,6 +384,36 @@ def _snippet(reply: _Reply) -> str:
     return f": {text[:_SNIPPET]}" if text else ""
 
 
+def _post_text(base: _BaseURL, suffix: str, body: bytes, headers: Mapping[str, str], *, timeout_s: float,
+               max_body: int, url: str, backend: str, secrets: Sequence[str], what: str = "",
+               said_timeout_s: float | None = None) -> tuple[_Reply, str]:
+    """POST ``body`` to the server; the reply and its text. A transport failure (also no
+    time left: ``timeout_s <= 0``), a status other than 200 and a body that is not UTF-8
+    are raised as the :class:`LLMError` the OpenAI and A2A clients give (``what``: " to
+    METHOD" in the messages; ``said_timeout_s``: the whole-call timeout the messages name,
+    default ``timeout_s``)."""
+    try:
+        if timeout_s <= 0:
+            raise _Failure("timeout", "deadline passed")
+        reply = _request(base, "POST", suffix, body=body, headers=headers, timeout_s=timeout_s, max_body=max_body)
+    except _Failure as f:
+        if f.kind == "timeout":
+            msg = (f"no complete reply{what} within {_seconds(said_timeout_s or timeout_s)} s (whole-call timeout) "
+                   f"from {url}")
+        elif f.kind == "unreachable":
+            msg = f"cannot reach {url}: {f.reason}"
+        else:
+            msg = f"bad reply{what} from {url}: {f.reason}"
+        raise _error(msg, backend=backend, secrets=secrets, transient=True) from None
+    if reply.status != 200:
+        raise _http_error(reply, url, backend=backend, secrets=secrets)
+    text = _body_text(reply)
+    if text is None:
+        raise _error(f"bad reply{what} from {url}: the body is not UTF-8 text", backend=backend, secrets=secrets,
+                     transient=True)
+    return reply, text
+
+
 def _http_error(reply: _Reply, url: str, *, backend: str, secrets: Sequence[str]) -> LLMError:
     if 300 <= reply.status < 400:
         where = redact_url(reply.headers.get("Location", "elsewhere"))
@@ -479,24 +509,10 @@ class OpenAICompatLLM:
         headers = {"Content-Type": "application/json", "Accept": "application/json", **auth}
         url = self.base_url
         t0 = time.perf_counter()
-        try:
-            reply = _request(self._base, "POST", "/chat/completions", body=json.dumps(body).encode(),
-                             headers=headers, timeout_s=params.timeout_s, max_body=body_limit(params.max_tokens))
-        except _Failure as f:
-            if f.kind == "timeout":
-                msg = f"no complete reply within {_seconds(params.timeout_s)} s (whole-call timeout) from {url}"
-            elif f.kind == "unreachable":
-                msg = f"cannot reach {url}: {f.reason}"
-            else:
-                msg = f"bad reply from {url}: {f.reason}"
-            raise _error(msg, backend=self.name, secrets=secrets, transient=True) from None
+        reply, text = _post_text(self._base, "/chat/completions", json.dumps(body).encode(), headers,
+                                 timeout_s=params.timeout_s, max_body=body_limit(params.max_tokens), url=url,
+                                 backend=self.name, secrets=secrets)
         latency = time.perf_counter() - t0
-        if reply.status != 200:
-            raise _http_error(reply, url, backend=self.name, secrets=secrets)
-        text = _body_text(reply)
-        if text is None:
-            raise _error(f"bad reply from {url}: the body is not UTF-8 text", backend=self.name, secrets=secrets,
-                         transient=True)
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as e:
