@@ -36,7 +36,7 @@ from agents.llm.spec import describe_spec
 from agents.names import slug
 from agents.provenance import git_revision, package_versions, run_provenance, utc_now
 from agents.roles import role_defaults
-from agents.results import read_results, row_key, write_results_csv
+from agents.results import row_key, write_results_csv
 from agents.scorers import Transcript, score_case
 from agents.suites.osce import Encounter, EncounterConfig, StopDetector, osce_cast
 from agents.suites.osce_judge import OsceRubricScorer
@@ -52,7 +52,7 @@ from medsim.runlock import RunLock, RunLockError
 from medsim.bench import BenchError, BenchOptions, drive, prepare_out
 from medsim.bench import _run_cells as run_cells
 from medsim.osce_cli import OSCE_ROLES
-from medsim.score import rescore_logs
+from medsim.score import flips, rescore_logs, write_summary
 from medsim.spec import RoleSpec, SpecError
 
 __all__ = ["OsceSpec", "OsceOutcome", "OsceScoreOutcome", "build_osce_spec", "run_osce", "rescore_osce",
@@ -270,7 +270,7 @@ def run_osce(spec: OsceSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         rows.sort(key=lambda r: order.get(row_key(r), len(order)))
         summary = summarise_osce(rows)
         out = opts.out
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_summary(out, summary)
         write_osce_report(out, spec, summary, rows, first.models)  # report.md, results.csv, report.html
         return OsceOutcome(summary, out)
     finally:
@@ -461,14 +461,12 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
         # the loop medsim score runs for a bench run: scores.jsonl row by row, resumable
         rows, unfinished = rescore_logs(files, out, score_one, progress=progress, on_row=on_row)
         summary = summarise_osce(rows)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_summary(out, summary)
         write_osce_report(out, judged, summary, rows, {r: describe_spec(rs.backend, rs.model) for r, rs in judged.roles.items()},
                           title=f"medsim score: {run_dir.name} re-judged by {describe_spec(judge.backend, judge.model)}",
                           links_to=run_dir)
-        original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
-        flipped = [(f"{k[0]} (seed {k[1]})", original[k].get("total"), r.get("total"))
-                   for r in rows for k in [row_key(r)] if k in original and original[k].get("total") != r.get("total")]
-        return OsceScoreOutcome(out, summary, summarise_osce(original.values()), flipped, unfinished)
+        original, flipped = flips(run_dir, rows, "total", lambda k: f"{k[0]} (seed {k[1]})")
+        return OsceScoreOutcome(out, summary, summarise_osce(original), flipped, unfinished)
     finally:
         if own_pool:
             pool.close()

@@ -15,7 +15,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.registry import load_cases
 from agents.events import EventLog, read_events
@@ -104,15 +104,13 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
         rows, unfinished = rescore_logs(files, out, score_one, check=known, progress=progress, on_row=on_row,
                                         progress_summary=summarise)
         summary = summarise(rows)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_summary(out, summary)
         title = f"medsim score: {run_dir.name} re-judged by {describe_roles(judged)['judge']}"
         write_report(out, judged, summary, rows, describe_roles(judged), title=title)
         write_results_csv(rows, out / "results.csv")
         _write_html(out, rows, run_dir, title, describe_roles(judged))
-        original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
-        flipped = [(f"{k[0]} (seed {k[1]}, {k[2]})", original[k].get("correct"), r.get("correct"))
-                   for r in rows for k in [row_key(r)] if k in original and original[k].get("correct") != r.get("correct")]
-        return ScoreOutcome(out, summary, summarise(original.values()), flipped, unfinished)
+        original, flipped = flips(run_dir, rows, "correct", lambda k: f"{k[0]} (seed {k[1]}, {k[2]})")
+        return ScoreOutcome(out, summary, summarise(original), flipped, unfinished)
     finally:
         if own_pool:
             pool.close()
@@ -134,6 +132,20 @@ def _all_logs(run_dir: Path) -> list[Path]:
     if not files:
         raise BenchError(f"{run_dir}: no event logs to score")
     return files
+
+
+def write_summary(out: Path, summary: Mapping[str, Any]) -> None:
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def flips(run_dir: Path, rows: Sequence[Mapping[str, Any]], field: str,
+          name: Callable[[tuple[str, int, str]], str]) -> tuple[list[dict[str, Any]], list[tuple[str, Any, Any]]]:
+    """The run's own rows, and each re-scored cell whose ``field`` differs from the run's
+    (``(name(key), before, after)``), in the re-scoring's order."""
+    original = {row_key(r): r for r in read_results(run_dir / "results.jsonl")}
+    changed = [(name(k), original[k].get(field), r.get(field)) for r in rows for k in [row_key(r)]
+               if k in original and original[k].get(field) != r.get(field)]
+    return list(original.values()), changed
 
 
 def rescore_logs(files: Sequence[Path], out: Path, score_one: Callable[[tuple[str, int, str], Transcript, Path], dict],
