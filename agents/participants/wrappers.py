@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case
+from agents.catalogue import CATALOGUE
 from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
 from agents.findings import match_findings
 from agents.guards import CORRECTIONS, check_reply, normalise_line
@@ -83,15 +84,15 @@ _TEST_HEAD = re.compile(
     re.IGNORECASE)
 
 
+_CATALOGUE_NAMES = frozenset(normalise_line(t) for t in CATALOGUE)
+
+
 def _test_name(text: str) -> bool:
     """The name of a test, not of a condition ('Tissue biopsy', the embedded model's
     'diagnosis' after ordering one): a catalogue entry, or words ending in a test's kind
     with no word that names a condition ('Lead poisoning screen' is still a screen, so
     a condition word lets it through: 'Culture-negative endocarditis')."""
-    from agents.catalogue import CATALOGUE
-
-    low = normalise_line(text)
-    if any(low == normalise_line(t) for t in CATALOGUE):
+    if normalise_line(text) in _CATALOGUE_NAMES:
         return True
     return bool(_TEST_HEAD.search(text.strip())) and not _CONDITION_WORD.search(text)
 
