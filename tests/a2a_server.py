@@ -28,6 +28,7 @@ import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
+from tests.fault_server import serving
 
 __all__ = ["A2AAgent", "DOCTOR_LINES", "a2a_agent"]
 
@@ -200,11 +201,5 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def a2a_agent() -> Iterator[A2AAgent]:
     """A running fake agent; shut down on exit."""
-    server = A2AAgent()
-    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    t.start()
-    try:
+    with serving(A2AAgent(), poll_interval=0.05) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

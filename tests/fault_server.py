@@ -213,13 +213,20 @@ class FaultServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def fault_server(fault: str | None = None, times: int | None = None, after: int = 0) -> Iterator[FaultServer]:
-    server = FaultServer()
-    server.set_fault(fault, times, after)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
+def serving(server: Any, poll_interval: float = 0.5) -> Iterator[Any]:
+    """``server`` (a socketserver) answering in a daemon thread; shut down and closed on exit."""
+    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True)
     t.start()
     try:
         yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def fault_server(fault: str | None = None, times: int | None = None, after: int = 0) -> Iterator[FaultServer]:
+    server = FaultServer()
+    server.set_fault(fault, times, after)
+    with serving(server):
+        yield server
