@@ -95,3 +95,13 @@ def medsim_view(folder: Path, page: str = "report.html") -> Iterator[tuple[str, 
         except subprocess.TimeoutExpired:
             p.kill()
             raise
+
+
+def clean_http_env(monkeypatch: Any, key: str | None = None) -> None:
+    """No API key but ``key`` (as MEDSIM_API_KEY) and no proxy from the environment that
+    runs the tests: the HTTP clients' tests talk to loopback servers only."""
+    for var in ("MEDSIM_API_KEY", "OPENAI_API_KEY", "http_proxy", "https_proxy", "all_proxy", "no_proxy",
+                "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    if key is not None:
+        monkeypatch.setenv("MEDSIM_API_KEY", key)

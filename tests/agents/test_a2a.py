@@ -21,6 +21,7 @@ from agents.results import read_results
 from medsim.cli import main
 from medsim.spec import ProtocolSpec, RoleSpec
 from tests.a2a_server import DOCTOR_LINES, a2a_agent
+from tests.helpers import clean_http_env
 
 KEY = "sk-a2a-SECRET-0123456789"
 URL_SECRET = "URLSECRET-987654321"
@@ -29,10 +30,7 @@ P = GenerateParams(max_tokens=200, timeout_s=5.0)
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
-    for var in ("MEDSIM_API_KEY", "OPENAI_API_KEY", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
-                "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("MEDSIM_API_KEY", KEY)
+    clean_http_env(monkeypatch, KEY)
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import pytest
 
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message
 from agents.llm.openai_compat import OpenAICompatLLM, check_server
+from tests.helpers import clean_http_env
 
 KEY = "sk-test-0123456789abcdefSECRET"
 CTX = CallContext("doctor", "case-1")
@@ -29,9 +30,7 @@ TRICKLE_S = 0.2  # one byte per interval
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
     """No key unless a test sets one; no proxy from the environment running this."""
-    for var in ("MEDSIM_API_KEY", "OPENAI_API_KEY", "http_proxy", "https_proxy", "all_proxy", "no_proxy",
-                "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
-        monkeypatch.delenv(var, raising=False)
+    clean_http_env(monkeypatch)
 
 
 # ---------------------------------------------------------------------------- a raw test server

@@ -21,6 +21,7 @@ from agents.llm.url_secrets import (is_secret_param, redact_spec, redact_tree, r
 from agents.provenance import run_provenance
 from medsim.spec import build_spec
 from tests.fault_server import fault_server
+from tests.helpers import clean_http_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "SECRETVALUE123"
@@ -29,10 +30,7 @@ ENV_KEY = "sk-env-key-0123456789"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
-    for var in ("MEDSIM_API_KEY", "OPENAI_API_KEY", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
-                "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("MEDSIM_API_KEY", ENV_KEY)
+    clean_http_env(monkeypatch, ENV_KEY)
 
 
 # ---------------------------------------------------------------------------- the function
