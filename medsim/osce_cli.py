@@ -16,11 +16,12 @@ __all__ = ["add_osce_parser", "add_osce_bench_args", "run_bench_osce", "osce_fla
 OSCE_ROLES = ("doctor", "patient", "judge")
 
 
-def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
-    """``medsim osce``'s arguments (added to the CLI's subcommands)."""
-    o = sub.add_parser("osce", help="OSCE treatment-persuasion encounters: MBTI personas, a 30-criterion rubric, "
-                                    "a bench-format run directory")
-    o.add_argument("--personas", default="random",
+def _add_suite_args(o: Any) -> None:
+    """The OSCE suite's own flags, for ``medsim osce`` and ``medsim bench --protocol osce``
+    alike. Their defaults are None (a flag not given; bench refuses one given without
+    --protocol osce) and :func:`medsim.osce.spec_from_osce_args` reads None as the default
+    named in the help."""
+    o.add_argument("--personas", default=None,
                    help="persona ids, comma-separated: INTJ_M_PNEUMO, ESFP_F_LUNG, INTJ_PNEUMO (gender drawn from the "
                         "seed), all (16 x 2 x cases), all_no_gender, random, random_no_gender (default: random)")
     o.add_argument("--osce-cases", default=None,
@@ -28,9 +29,16 @@ def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
                         "(default: medsim's own PNEUMO and LUNG)")
     o.add_argument("--rubric", default=None, help="a rubric CSV (number, criterion, good example, bad example, "
                                                   "category; default: medsim's own)")
-    o.add_argument("--max-rounds", type=int, default=10, help="rounds before the encounter ends undecided (default 10)")
-    o.add_argument("--no-stop-classifier", action="store_true",
+    o.add_argument("--max-rounds", type=int, default=None, help="rounds before an encounter ends undecided (default 10)")
+    o.add_argument("--no-stop-classifier", action="store_true", default=None,
                    help="decide stops by the patient's marker and plain phrases only (no classifier call)")
+
+
+def add_osce_parser(sub: Any) -> argparse.ArgumentParser:
+    """``medsim osce``'s arguments (added to the CLI's subcommands)."""
+    o = sub.add_parser("osce", help="OSCE treatment-persuasion encounters: MBTI personas, a 30-criterion rubric, "
+                                    "a bench-format run directory")
+    _add_suite_args(o)
     o.add_argument("--no-guards", action="store_true",
                    help="take every reply as it is: no re-asking of empty, role-breaking, echoing or looping replies "
                         "(default: guarded, a role that keeps failing ends the encounter as failed)")
@@ -80,14 +88,7 @@ def add_osce_bench_args(b: argparse.ArgumentParser) -> None:
     unused = tuple((a.dest, a.option_strings[0], a.default) for a in b._actions
                    if a.option_strings and a.dest not in BENCH_OSCE_FLAGS)
     o = b.add_argument_group("OSCE treatment persuasion (with --protocol osce; the same as `medsim osce`)")
-    o.add_argument("--personas", default=None,
-                   help="persona ids, comma-separated, or all | all_no_gender | random | random_no_gender "
-                        "(default: random)")
-    o.add_argument("--max-rounds", type=int, default=None, help="rounds before an encounter ends undecided (default 10)")
-    o.add_argument("--osce-cases", default=None, help="a directory of OSCE case files (default: medsim's own)")
-    o.add_argument("--rubric", default=None, help="a rubric CSV (default: medsim's own)")
-    o.add_argument("--no-stop-classifier", action="store_true", default=None,
-                   help="decide stops by the patient's marker and plain phrases only")
+    _add_suite_args(o)
     b.set_defaults(osce_unused=unused)
 
 
