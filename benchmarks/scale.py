@@ -64,10 +64,17 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "cells": o.summary["cases
 """
 
 
+class _KeepAliveChat(_FakeChat):
+    """The tests' fake, speaking HTTP/1.1 with connections kept open, as vLLM and
+    llama.cpp's server do."""
+
+    protocol_version = "HTTP/1.1"
+
+
 def throughput(workers: list[int], delay_ms: float, min_seeds: int) -> None:
     """Cells per second of the run itself (timed inside the child, after its imports), with
     at least 8 cells per worker so that the last wave does not dominate."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeChat)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAliveChat)
     server.requests, server.delay_s = [], delay_ms / 1000
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()

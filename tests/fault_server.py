@@ -7,7 +7,10 @@ makes chat replies go wrong in that way (all of them, or ``times`` of them after
 first ``after`` normal ones: ``server.set_fault(fault, times=, after=)``), then it
 answers normally again. ``server.raw_reply = (status, body bytes, headers)`` answers
 every chat request with exactly that (the fuzz test's mode). Every request is recorded in
-``server.requests``. Faults (see :data:`FAULTS`):
+``server.requests``, with the client's port (``port``: one per TCP connection). The
+server speaks HTTP/1.1 and keeps connections open, unless ``server.hang_up = True``: it
+then closes each connection after its reply without saying so (as a server whose idle
+timeout has passed). Faults (see :data:`FAULTS`):
 
 transport: ``short_body`` (Content-Length larger than the body, then close),
 ``non_utf8``, ``bad_status_line``, ``disconnect`` (close without a byte), ``slow``
@@ -89,7 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         self.server.requests.append({"method": "GET", "path": self.path, "auth": self.headers.get("Authorization"),
-                                     "body": None})
+                                     "body": None, "port": self.client_address[1]})
         if self.path.endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "fake"}]})
         else:
@@ -103,8 +106,11 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         auth = self.headers.get("Authorization") or ""
-        self.server.requests.append({"method": "POST", "path": self.path, "auth": auth or None, "body": body})
+        self.server.requests.append({"method": "POST", "path": self.path, "auth": auth or None, "body": body,
+                                     "port": self.client_address[1]})
         s = self.server
+        if s.hang_up:
+            self.close_connection = True  # after this reply, with no "Connection: close" said
         if s.raw_reply is not None:
             status, data, headers = s.raw_reply
             self._json(status, data, headers)
@@ -178,6 +184,7 @@ class FaultServer(ThreadingHTTPServer):
         self.delay_s = 0.5
         self.retry_after = 0
         self.huge_bytes = 1_000_000
+        self.hang_up = False
         self._lock = threading.Lock()
 
     def handle_error(self, request: Any, client_address: Any) -> None:

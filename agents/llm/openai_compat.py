@@ -20,6 +20,12 @@ server, a refused key or a wrong model name is reported once instead of per case
 Proxies are taken from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``)
 as ``urllib`` does.
 
+Connections are kept alive (HTTP/1.1): each thread keeps the connection of its last
+complete exchange with a server and sends its next request there, as a bench worker
+calls the same server turn after turn. A kept connection the server has closed meanwhile
+(readable while idle: EOF) is dropped before it is used; one that fails or times out is
+never kept; one whose reply said ``Connection: close`` is not kept either.
+
 A reply's size is capped twice, for servers that ignore ``max_tokens``: the body read
 from the socket stops at :func:`body_limit` bytes (a transient transport error), and the
 text is cut to :func:`text_limit` characters (``finish_reason`` "length", with a note in
@@ -36,6 +42,7 @@ import email.utils
 import http.client
 import json
 import os
+import select
 import socket
 import ssl
 import threading
@@ -256,11 +263,19 @@ def _proxy_for(base: _BaseURL) -> tuple[str, int | None, dict[str, str]] | None:
     return p.hostname, port, headers
 
 
+def _target(base: _BaseURL, suffix: str) -> tuple[str, dict[str, str]]:
+    """The request target and extra headers (a plain-HTTP proxy's) of a request to ``base``."""
+    proxy = _proxy_for(base)
+    if proxy is None or base.scheme == "https":
+        return base.target(suffix), {}
+    return base.url + suffix + (f"?{base.query}" if base.query else ""), proxy[2]
+
+
 def _connection(base: _BaseURL, suffix: str,
                 timeout_s: float) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
-    """The connection, the request target and extra headers (a proxy's)."""
+    """A new connection, the request target and extra headers (a proxy's)."""
     proxy = _proxy_for(base)
-    target = base.target(suffix)
+    target, extra = _target(base, suffix)
     if base.scheme == "https":
         context = ssl.create_default_context()
         if proxy is None:
@@ -270,9 +285,55 @@ def _connection(base: _BaseURL, suffix: str,
         return conn, target, {}
     if proxy is None:
         return http.client.HTTPConnection(base.host, base.port, timeout=timeout_s), target, {}
-    conn = http.client.HTTPConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s)
-    absolute = base.url + suffix + (f"?{base.query}" if base.query else "")
-    return conn, absolute, proxy[2]
+    return http.client.HTTPConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s), target, extra
+
+
+_KEPT_PER_THREAD = 8  # servers (and proxies) a thread keeps a connection to
+_kept = threading.local()  # .conns: {key: HTTPConnection}, the thread's idle kept-alive connections
+
+
+def _pool_key(base: _BaseURL) -> tuple[Any, ...]:
+    """What a kept connection must match: the server, and the proxy it goes through."""
+    proxy = _proxy_for(base)
+    return (base.scheme, base.host, base.port,
+            None if proxy is None else (proxy[0], proxy[1], tuple(sorted(proxy[2].items()))))
+
+
+def _idle_connection(key: tuple[Any, ...]) -> http.client.HTTPConnection | None:
+    """The thread's kept connection for ``key``, taken out of the pool, if the server has
+    not closed it meanwhile (an idle HTTP/1.1 connection is readable only at EOF or when
+    the server sent something unasked: either way it is not reusable)."""
+    conns: dict[tuple[Any, ...], http.client.HTTPConnection] = getattr(_kept, "conns", {})
+    conn = conns.pop(key, None)
+    if conn is None or conn.sock is None:
+        return None
+    try:
+        readable, _, _ = select.select([conn.sock], [], [], 0)
+    except (OSError, ValueError):
+        readable = [conn.sock]
+    if readable:
+        conn.close()
+        return None
+    return conn
+
+
+def _keep(key: tuple[Any, ...], conn: http.client.HTTPConnection) -> None:
+    conns = getattr(_kept, "conns", None)
+    if conns is None:
+        conns = _kept.conns = {}
+    old = conns.pop(key, None)
+    if old is not None:
+        old.close()
+    while len(conns) >= _KEPT_PER_THREAD:
+        conns.pop(next(iter(conns))).close()
+    conns[key] = conn
+
+
+def close_kept_connections() -> None:
+    """Close the calling thread's kept-alive connections."""
+    conns = getattr(_kept, "conns", {})
+    while conns:
+        conns.popitem()[1].close()
 
 
 def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
@@ -287,7 +348,9 @@ def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
             raise _Failure("timeout", "deadline passed")
         return remaining
 
-    conn, target, extra = _connection(base, suffix, timeout_s)
+    key = _pool_key(base)
+    kept = _idle_connection(key)
+    conn, target, extra = _connection(base, suffix, timeout_s) if kept is None else (kept, *_target(base, suffix))
     watchdog = _Watchdog(timeout_s)
 
     def create_connection(*args: Any, **kwargs: Any) -> socket.socket:
@@ -298,11 +361,15 @@ def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
     # http.client's hook for opening the TCP connection (to the server or to a proxy)
     conn._create_connection = create_connection  # type: ignore[attr-defined]
     response: http.client.HTTPResponse | None = None
+    reusable = False
     try:
         with watchdog:
             try:
                 conn.timeout = left()
-                conn.connect()  # TCP, then the proxy tunnel and TLS where they apply
+                if kept is None:
+                    conn.connect()  # TCP, then the proxy tunnel and TLS where they apply
+                else:
+                    watchdog.watch(conn.sock)
                 sock = conn.sock
                 sock.settimeout(left())
                 conn.request(method, target, body=body, headers={**headers, **extra})
@@ -325,6 +392,9 @@ def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
                         raise _Failure("transport", f"the reply is larger than the {max_body} bytes read at most")
                 if response.length:  # http.client's read1 ends a short body without a word
                     raise http.client.IncompleteRead(b"".join(chunks), response.length)
+                # the whole body read and the server not closing: the connection can take another request
+                reusable = (not response.will_close and conn.sock is not None
+                            and (response.length == 0 or response.isclosed()))
                 return _Reply(response.status, response.reason or "", response.headers, b"".join(chunks))
             except _Failure:
                 raise
@@ -336,7 +406,11 @@ def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
     finally:
         if response is not None:
             response.close()
-        conn.close()
+        if reusable and not watchdog.fired:
+            conn._create_connection = socket.create_connection  # type: ignore[attr-defined]
+            _keep(key, conn)
+        else:
+            conn.close()
 
 
 def _classify(e: BaseException) -> _Failure:
