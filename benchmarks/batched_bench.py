@@ -10,8 +10,8 @@ the batched engine keeps a sequence per (case, role). This script runs the bench
 first ``--limit`` cases, three ways per ``--workers W``:
 
 - ``serial w1``: ``medsim bench --workers 1`` (the reference);
-- ``serial wW``: ``medsim bench --workers W`` (one call at a time behind the model's lock);
-- ``batched wW``: ``medsim bench --workers W --batched``;
+- ``serial wW``: ``medsim bench --workers W --no-batched`` (one call at a time behind the model's lock);
+- ``batched wW``: ``medsim bench --workers W`` (batched: the default with an in-process model);
 
 and prints wall time, cases per hour, tokens per second (completion; and prompt evaluated
 plus completion), the prompt tokens evaluated, the ratio of cases per hour to ``serial
@@ -45,7 +45,7 @@ from medsim.spec import build_spec
 
 def run_one(args: argparse.Namespace, out: Path, workers: int, batched: bool) -> dict[str, Any]:
     spec = build_spec(None, {"cases": args.cases, "limit": args.limit, "llm": args.model, "workers": workers,
-                             "batched": batched or None, "protocol.max_turns": args.max_turns, "seed": args.seed,
+                             "batched": batched, "protocol.max_turns": args.max_turns, "seed": args.seed,
                              "preflight": False})
     pool = pool_for(spec, n_threads=args.threads)
     t0 = time.perf_counter()

@@ -110,10 +110,10 @@ def batched_roles(spec: RunSpec) -> dict[str, int]:
 
 def pool_for(spec: RunSpec, *, n_ctx: int = 4096, n_threads: int | None = None) -> LlamaPool:
     """The run's llama.cpp pool. Serial (one call at a time per model file, a context per
-    role) unless ``spec.batched`` with ``workers > 1``: then each in-process model file
+    role) unless ``spec.decodes_batched`` with ``workers > 1``: then each in-process model file
     gets one context of a sequence per (case running at once, role calling that file),
     :func:`~agents.llm.batched.batch_shape`, and the cases' calls decode together."""
-    if not spec.batched or spec.workers < 2 or spec.executor != "local":
+    if not spec.decodes_batched or spec.workers < 2 or spec.executor != "local":
         return LlamaPool(n_ctx=n_ctx, n_threads=n_threads)
     from agents.llm.batched import batch_shape
 

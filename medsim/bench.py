@@ -383,7 +383,7 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
                          "condition: a case learned in one cell would be in memory for the next; use "
                          "memory.learn_cases to learn first, then score every cell frozen")
     own_pool = pool is None
-    pool = pool or pool_for(spec)  # spec.batched: the cases' calls decode together
+    pool = pool or pool_for(spec)  # spec.decodes_batched: the cases' calls decode together
     memory = None
     cells = None
     lock = RunLock(opts.out)  # one process at a time in OUT, taken once the checks pass (medsim.runlock)
@@ -441,14 +441,14 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         todo = [(plans[(cond, seed)], c) for cond in spec.condition_names() for seed in spec.seeds for c in cases
                 if (c.id, seed, cond) not in done]
         total = len(cases) * len(plans)
-        if spec.workers > 1 and spec.executor == "local" and not spec.batched and \
-                all(is_in_process(rs.backend) for rs in spec.all_roles()):
-            # measured on the embedded model, 2 cores (benchmarks/batched_bench.py): serial --workers 4 ran
-            # at 0.41x the cases/hour of --workers 1 (each role's context thrashes between cases),
-            # --workers 4 --batched at 1.14x
-            logger.warning("all roles run in process and their model calls are serialised: --workers > 1 is slower "
-                           "than --workers 1 here (each call re-reads another case's context); --batched decodes "
-                           "the cases' calls together")
+        if spec.workers > 1 and spec.executor == "local" and spec.batched is False and \
+                all(is_in_process(rs.backend) for rs in spec.all_roles() if rs.backend != "none"):  # (vision off)
+            # batched decoding is the default here (RunSpec.decodes_batched); turned off, measured on
+            # the embedded model, 2 cores (benchmarks/batched_bench.py): serial --workers 4 ran at 0.41x
+            # the cases/hour of --workers 1 (each role's context thrashes between cases), batched at 1.14x
+            logger.warning("--no-batched (batched = false): all roles run in process and their model calls are "
+                           "serialised, so --workers > 1 is slower than --workers 1 here (each call re-reads another "
+                           "case's context); without --no-batched the cases' calls decode together")
         # learning online changes the memory case by case: one at a time keeps the run reproducible
         workers = 1 if learns_online else spec.workers
         rows = _run_cells(todo, opts.out, keep, workers=workers, total=total, progress=opts.progress,

@@ -62,10 +62,13 @@ def _add_spec_args(p: argparse.ArgumentParser, default_llm: str, *, grid: bool =
         g.add_argument("--seeds", type=seeds_arg, default=None,
                        help="several seeds, e.g. 0,1,2: each case runs once per seed (default: --seed)")
         g.add_argument("--workers", type=int, default=None, help="cases run at once (default 1)")
-        g.add_argument("--batched", action="store_true", default=None,
+        g.add_argument("--batched", dest="batched", action="store_true", default=None,
                        help="with --workers N and an in-process model: the cases' model calls decode together in one "
-                            "llama.cpp context (replies may differ a little from serial; default: off, one call at a "
-                            "time)")
+                            "llama.cpp context (default: on with --workers > 1 and an in-process model, off otherwise; "
+                            "given where it can do nothing, an error)")
+        g.add_argument("--no-batched", dest="batched", action="store_false", default=None,
+                       help="one model call at a time (replies then equal a --workers 1 run's more often; batched "
+                            "replies may differ a little, a row's logits depending slightly on the batch)")
         g.add_argument("--executor", default=None, choices=("local", "ray"),
                        help="where cases run: local threads, or ray: --workers actors on a Ray cluster, each building "
                             "its own models (pip install 'medsim[ray]'; default: local)")
@@ -169,8 +172,8 @@ def _overrides(args: argparse.Namespace, roles: Sequence[str]) -> dict[str, Any]
                          "memory.learn_cases": a.get("learn_cases"), "memory.learn_limit": a.get("learn_limit")}
     if a.get("skip_invalid"):
         o["skip_invalid"] = True
-    if a.get("batched"):
-        o["batched"] = True
+    if a.get("batched") is not None:  # None: auto (RunSpec.decodes_batched)
+        o["batched"] = a["batched"]
     if a.get("no_preflight"):
         o["preflight"] = False
     if a.get("no_guards"):

@@ -343,9 +343,10 @@ class RunSpec:
     seeds: tuple[int, ...] = (0,)  # each case runs once per seed
     workers: int = 1  # cases run at once (not part of the run's identity)
     # with workers > 1, the calls of the cases running at once to an in-process model decode
-    # together in one llama.cpp context (agents.llm.batched, medsim.assemble.pool_for); not
-    # part of the identity, but in every log header when on (a row's logits may differ a little)
-    batched: bool = False
+    # together in one llama.cpp context (agents.llm.batched, medsim.assemble.pool_for). None:
+    # auto, on where it wins (decodes_batched); True/False: as asked. Not part of the identity,
+    # but in every log header when on (a row's logits may differ a little)
+    batched: bool | None = None
     preflight: bool = True  # check each server once before the run starts
     # where cells run (medsim.executors): "local" threads, or "ray" actors on a Ray cluster at
     # ray_address (None: a local instance started for the run; "auto": a running cluster)
@@ -411,8 +412,8 @@ class RunSpec:
                 raise SpecError(f"conditions.{name}: {e}") from None
             conditions[name] = Condition(p, r, mem, dia)
         executor = _executor(d)
-        batched = _bool(d, "batched", "", default=False)
-        if batched:
+        batched = _bool(d, "batched", "", optional=True)  # absent: auto (RunSpec.decodes_batched)
+        if batched is True:  # asked for where it can do nothing: an error (auto just stays off)
             _check_batched(executor["executor"], [*base_roles.values(), *(r for c in conditions.values()
                                                                           for r in c.roles.values())])
         return cls(
@@ -424,6 +425,16 @@ class RunSpec:
         )
 
     # -- views ----------------------------------------------------------------------
+    @property
+    def decodes_batched(self) -> bool:
+        """Whether the cases' calls to an in-process model decode together: ``batched`` as
+        given, or (auto) with ``workers > 1`` run by local threads and an in-process role in
+        any condition. Measured on the embedded model, 2 cores (benchmarks/batched_bench.py):
+        serial ``--workers 4`` ran at 0.41x the cases/hour of ``--workers 1``, batched at 1.14x."""
+        if self.batched is not None:
+            return self.batched
+        return self.workers > 1 and self.executor == "local" and any(is_in_process(r.backend) for r in self.all_roles())
+
     def condition_names(self) -> list[str]:
         return list(self.conditions) or [BASE_CONDITION]
 
@@ -464,8 +475,12 @@ class RunSpec:
         if self.limit is not None:
             d["limit"] = self.limit
         d.update(skip_invalid=self.skip_invalid, seeds=list(self.seeds), workers=self.workers)
-        if self.batched:  # a serial run's spec reads as it always did
+        # resolved: true when it decodes batched (auto or asked), false when turned off; an
+        # auto spec that stays serial (one worker, no in-process model) reads as it always did
+        if self.decodes_batched:
             d["batched"] = True
+        elif self.batched is False:
+            d["batched"] = False
         d["preflight"] = self.preflight
         if executor and self.executor != "local":  # a local run's spec reads as it always did
             d["executor"] = self.executor
@@ -500,8 +515,9 @@ EXECUTORS = ("local", "ray")
 
 
 def _check_batched(executor: str, roles: list[RoleSpec]) -> None:
-    """``batched = true`` needs an in-process model (local, smollm2, gguf:) run by local
-    threads: asked for where it could do nothing, it is an error, not a silent no-op."""
+    """An explicit ``batched = true`` needs an in-process model (local, smollm2, gguf:) run
+    by local threads: asked for where it could do nothing, it is an error, not a silent no-op
+    (left out, batched is auto and just stays off there)."""
     if executor != "local":
         raise SpecError(f"batched: decodes the calls of cases run by local threads together; executor {executor!r} "
                         "runs each case on its own worker (drop batched, or use executor = \"local\")")

@@ -1,8 +1,9 @@
-"""Batched decoding from the run spec to llama.cpp (issue 14): ``batched`` in the spec and
-``--batched`` on the command line reach the run's :class:`LlamaPool` (checked without
+"""Batched decoding from the run spec to llama.cpp (issue 14): ``batched`` in the spec
+(auto by default: on with workers > 1 and an in-process model) and ``--batched`` /
+``--no-batched`` on the command line reach the run's :class:`LlamaPool` (checked without
 loading a model); the engine copies a shared prefix's KV cells instead of evaluating it
 and leaves other cases' conversations alone (SmolLM2); and a SmolLM2 bench with
-``--workers 2 --batched`` writes the serial run's rows."""
+``--workers 2`` (batched by default) writes the serial run's rows."""
 from __future__ import annotations
 
 import json
@@ -41,22 +42,62 @@ def test_batched_with_workers_gives_each_model_file_a_sequence_per_case_and_role
     assert batched_roles(learning) == {b: 5}  # doctor, patient, technician, judge, reflector
 
 
-@pytest.mark.parametrize("over", [{"workers": 1, "batched": True}, {"workers": 4}, {"workers": 4, "batched": False}])
-def test_one_worker_or_batched_off_is_the_serial_pool(tmp_path, over):
+def test_batched_is_the_default_with_workers_and_an_in_process_model(tmp_path):
+    a, b = _files(tmp_path)
+    spec = build_spec(None, {"llm": f"gguf:{b}", "workers": 3})
+    assert spec.batched is None and spec.decodes_batched  # auto, resolved on
+    pool = pool_for(spec)
+    assert pool.shape(b) == batch_shape(3, 4, pool.n_ctx) and pool.shape(b)[0] == 12 and pool.batched(b)
+    assert not pool._engines and not pool._contexts  # nothing loaded before a call
+    # one in-process role among servers is enough (the others are left to their server)
+    mixed = build_spec(None, {"llm": "openai:http://127.0.0.1:9/v1", "model": "m", "roles.judge.backend": f"gguf:{a}",
+                              "workers": 2})
+    assert mixed.decodes_batched and pool_for(mixed).shape(a)[0] == 2
+    # ... also when only a condition's role runs one
+    grid = build_spec(None, {"llm": "scripted", "workers": 2,
+                             "conditions": {"served": {}, "local": {"roles": {"judge": {"backend": f"gguf:{a}"}}}}})
+    assert grid.decodes_batched and pool_for(grid).shape(a)[0] == 2
+
+
+@pytest.mark.parametrize("over", [{"workers": 1}, {"workers": 1, "batched": True}, {"workers": 4, "batched": False},
+                                  {"workers": 4, "executor": "ray"}])
+def test_one_worker_batched_off_or_ray_is_the_serial_pool(tmp_path, over):
     _, b = _files(tmp_path)
-    pool = pool_for(build_spec(None, {"llm": f"gguf:{b}", **over}))
+    spec = build_spec(None, {"llm": f"gguf:{b}", **over})
+    pool = pool_for(spec)
     assert pool.shape(b)[0] == 1 and not pool.batched(b) and not pool.shapes
+    if "batched" not in over:
+        assert spec.batched is None and not spec.decodes_batched  # auto, resolved off (no error)
 
 
-def test_batched_is_stored_but_not_part_of_the_identity(tmp_path):
+@pytest.mark.parametrize("llm", ["scripted", "openai:http://127.0.0.1:9/v1"])
+def test_auto_without_an_in_process_model_stays_serial_without_an_error(llm):
+    spec = build_spec(None, {"llm": llm, "model": "m", "workers": 4})
+    assert spec.batched is None and not spec.decodes_batched
+    assert "batched" not in spec.to_dict() and not pool_for(spec).shapes
+
+
+def test_batched_is_stored_resolved_but_not_part_of_the_identity(tmp_path):
     _, b = _files(tmp_path)
+    auto = build_spec(None, {"llm": f"gguf:{b}", "workers": 2})
     on = build_spec(None, {"llm": f"gguf:{b}", "workers": 2, "batched": True})
-    off = build_spec(None, {"llm": f"gguf:{b}", "workers": 2})
-    assert on.batched and not off.batched
-    assert on.to_dict()["batched"] is True and "batched" not in off.to_dict()  # a serial spec reads as before
-    assert "batched = true" in on.to_toml()
-    assert RunSpec.from_dict(on.to_dict()) == on
-    assert on.identity() == off.identity()  # --resume may switch it, as it may change --workers
+    off = build_spec(None, {"llm": f"gguf:{b}", "workers": 2, "batched": False})
+    serial = build_spec(None, {"llm": f"gguf:{b}", "workers": 1})
+    assert auto.decodes_batched and on.decodes_batched and not off.decodes_batched and not serial.decodes_batched
+    # the resolved value: what runs (config --show, run.json, every log header)
+    assert auto.to_dict()["batched"] is True and on.to_dict()["batched"] is True
+    assert off.to_dict()["batched"] is False and "batched = false" in off.to_toml()
+    assert "batched" not in serial.to_dict()  # a serial one-worker spec reads as before
+    assert "batched = true" in auto.to_toml()
+    for spec in (auto, on, off, serial):
+        again = RunSpec.from_dict(spec.to_dict())
+        assert again.decodes_batched == spec.decodes_batched and again.to_dict() == spec.to_dict()
+        assert RunSpec.from_dict(again.to_dict()) == again
+    assert RunSpec.from_dict(on.to_dict()) == on and RunSpec.from_dict(off.to_dict()) == off
+    assert RunSpec.from_dict(serial.to_dict()) == serial
+    # --resume may switch it, as it may change --workers
+    assert auto.identity() == on.identity() == off.identity() == serial.identity()
+    assert "batched" not in auto.identity()
 
 
 def test_batched_where_it_can_do_nothing_is_an_error():
@@ -66,6 +107,9 @@ def test_batched_where_it_can_do_nothing_is_an_error():
         build_spec(None, {"llm": "smollm2", "workers": 2, "executor": "ray", "batched": True})
     with pytest.raises(SpecError, match="batched: expected true or false"):
         build_spec(None, {"llm": "smollm2", "batched": "on"})
+    # turned off, or left to auto, it is no error there
+    assert not build_spec(None, {"llm": "scripted", "workers": 2, "batched": False}).decodes_batched
+    assert not build_spec(None, {"llm": "smollm2", "workers": 2, "executor": "ray", "batched": False}).decodes_batched
     # a server for some roles, an in-process model for others: batching applies to the latter
     spec = build_spec(None, {"llm": "openai:http://127.0.0.1:9/v1", "model": "m", "roles.judge.backend": "smollm2",
                              "workers": 2, "batched": True})
@@ -76,12 +120,60 @@ def test_the_flag_reaches_the_spec():
     from medsim.cli import build_parser, spec_from_args
 
     args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2", "--batched"])
-    assert spec_from_args(args).batched
+    assert args.batched is True and spec_from_args(args).batched is True
     args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2"])
-    assert not spec_from_args(args).batched
+    assert args.batched is None
+    spec = spec_from_args(args)
+    assert spec.batched is None and spec.decodes_batched  # the default: on
+    args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2", "--no-batched"])
+    assert args.batched is False
+    spec = spec_from_args(args)
+    assert spec.batched is False and not spec.decodes_batched
+    args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "1"])
+    assert not spec_from_args(args).decodes_batched
     args = build_parser().parse_args(["bench", "--llm", "scripted", "--workers", "2", "--batched"])
     with pytest.raises(SpecError, match=r"\(--batched\)"):
         spec_from_args(args)
+    args = build_parser().parse_args(["bench", "--llm", "scripted", "--workers", "2", "--no-batched"])
+    assert spec_from_args(args).batched is False
+
+
+def test_no_batched_with_workers_warns_and_the_default_does_not(tmp_path, monkeypatch, caplog):
+    """The bench's warning about serialised workers names --no-batched, the only way to get them."""
+    import medsim.bench as bench
+    from medsim.bench import BenchOptions, run_bench
+
+    monkeypatch.setattr(bench, "_run_cells", _no_cells)
+    _, b = _files(tmp_path)
+    for name, over in (("off", {"batched": False}), ("auto", {})):
+        spec = build_spec(None, {"llm": f"gguf:{b}", "workers": 2, "preflight": False, "limit": 1, **over})
+        pool = pool_for(spec)
+        caplog.clear()
+        with caplog.at_level("WARNING", logger=bench.logger.name):
+            try:
+                run_bench(spec, BenchOptions(out=tmp_path / name, progress=False), pool=pool,
+                          backends={r: _Unused() for r in spec.roles})
+            except _Stop:
+                pass
+            finally:
+                pool.close()
+        warned = [r.getMessage() for r in caplog.records if "serialised" in r.getMessage()]
+        if name == "off":
+            assert len(warned) == 1 and "--no-batched" in warned[0]
+        else:
+            assert not warned
+
+
+class _Stop(Exception):
+    pass
+
+
+def _no_cells(*args, **kwargs):  # the warning is logged before the cells run: stop there
+    raise _Stop
+
+
+class _Unused:
+    name = "unused"
 
 
 # -- KV prefix sharing (SmolLM2) ---------------------------------------------------------
@@ -203,7 +295,7 @@ def test_a_batched_bench_with_two_workers_writes_the_serial_runs_rows(smol, tmp_
     monkeypatch.setattr(bench, "pool_for", recording)
     over = {"llm": "smollm2", "limit": 2, "protocol.max_turns": 2, "preflight": False}
     serial_out = run_bench(build_spec(None, {**over, "workers": 1}), BenchOptions(out=tmp_path / "serial", progress=False))
-    batched_out = run_bench(build_spec(None, {**over, "workers": 2, "batched": True}),
+    batched_out = run_bench(build_spec(None, {**over, "workers": 2}),  # batched: the default here
                             BenchOptions(out=tmp_path / "batched", progress=False))
     (s_spec, s_pool, s_engines), (b_spec, b_pool, b_engines) = pools
     assert not s_engines and not s_pool.shapes  # serial: a context per role, one call at a time
