@@ -26,13 +26,14 @@ from typing import Any, Sequence
 
 from agents.cases.model import Case
 from agents.catalogue import CATALOGUE, OTHER
-from agents.events import EventSink, MemoryRetrieved, PanelStep, PanelVote, Reasoning
+from agents.events import EventSink, FallbackReply, MemoryRetrieved, PanelStep, PanelVote, Reasoning
 from agents.judge import normalise, precheck
 from agents.llm.base import CallContext, Message
 from agents.llm.calls import generate_logged
 from agents.participants.base import Observation, Participant, Turn
 from agents.participants.llm import LLMDoctor
 from agents.participants.switch import base_llm
+from agents.participants.wrappers import not_a_condition_name
 from agents.prompts import render
 from agents.protocol import DIAGNOSE_SCHEMA, DoctorAction, parse_doctor_turn, parse_structured_turn, say
 from agents.recall import MemoryLeak, Recall, Recollection, _summary_from_history, case_key, hit_dict, recall_context
@@ -148,6 +149,12 @@ class Deliberating:
             return turn
         if not final:
             return turn  # kept: the doctor's own diagnosis (every attempt is in the log)
+        if not_a_condition_name(final):
+            # the doctor's own diagnosis passed its guard; the strategy's answer did not
+            self.sink.emit(FallbackReply(role=self.role, turn=obs.turn, text=a.text,
+                                         reason=f"{rule}'s answer {final!r} is not a condition's name: "
+                                                "the doctor's own diagnosis stands"))
+            return turn
         action = DoctorAction("diagnose", final, f"{rule}:{a.rule}")
         spoken = say(action)
         return Turn(text=json.dumps({"action": "diagnose", "text": final}) if doctor.mode == "structured"
@@ -224,7 +231,10 @@ class Deliberating:
             self.sink.emit(Reasoning(turn=obs.turn, strategy="ensemble", member=i + 1, text=reasoning))
             votes.append({"member": i + 1, "diagnosis": " ".join(dx.split()), "reasoning": reasoning,
                           "order": order})
-        valid = [v for v in votes if v["diagnosis"]]
+        for v in votes:  # a vote that names no condition (a symptom, a sentence, a test) is set aside
+            if v["diagnosis"] and not_a_condition_name(v["diagnosis"]):
+                v["set_aside"] = "not_a_condition"
+        valid = [v for v in votes if v["diagnosis"] and not v.get("set_aside")]
         groups = group_votes([v["diagnosis"] for v in valid])
         for g in groups:
             g["members"] = [valid[j]["member"] for j in g["members"]]
@@ -236,8 +246,8 @@ class Deliberating:
             winner = self._final(obs, doctor, base + [Message("user", render("panel_consensus", proposals=proposals,
                                                                                how=self._how(doctor)))],
                                  seed_offset=7)
-        self.sink.emit(PanelVote(turn=obs.turn, differential=diff, votes=[{k: v[k] for k in ("member", "diagnosis")}
-                                                                          for v in votes],
+        self.sink.emit(PanelVote(turn=obs.turn, differential=diff,
+                                 votes=[{k: v[k] for k in ("member", "diagnosis", "set_aside") if k in v} for v in votes],
                                  groups=[{"diagnosis": g["diagnosis"], "votes": g["votes"], "members": g["members"]}
                                          for g in groups], tie=tie, decision=winner or ""))
         return winner

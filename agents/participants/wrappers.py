@@ -23,7 +23,7 @@ from agents.normal_results import normal_result
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.llm import LLMParticipant
 
-__all__ = ["Guarded", "Hinted", "ignored_records", "order_hits", "names_a_condition"]
+__all__ = ["Guarded", "Hinted", "ignored_records", "order_hits", "names_a_condition", "not_a_condition_name"]
 
 Check = Callable[[str, Observation], "str | None"]
 Detect = Callable[[str, str, Sequence[str], str], "str | None"]  # agents.guards.check_reply's signature
@@ -37,19 +37,24 @@ def ignored_records(reply: str, obs: Observation) -> str | None:
     return None if any(normalise_line(v)[:24] in low for _, v in obs.records) else "ignored_records"
 
 
-def names_a_condition(parse: Callable[[str], Any]) -> Check:
-    """A doctor's diagnosis must be a condition's name: not a sentence about the
-    symptoms, not a question, not a hedged list, not a long string of words."""
+def not_a_condition_name(text: str) -> bool:
+    """Whether ``text`` fails to name one condition: a sentence about the symptoms, a
+    question, a hedged list, a symptom or a list of them, a test's name. The doctor's
+    diagnosis is re-asked for it, and a panel member's vote is set aside for it."""
     from agents.judge import not_a_diagnosis, strip_hedges, strip_lead_in
 
+    text = strip_hedges(strip_lead_in(text) or text) or text  # "X, I think" names X
+    return bool(not_a_diagnosis(text) or _sentence(text) or _symptom_list(text) or _symptom(text)
+                or _test_name(text))
+
+
+def names_a_condition(parse: Callable[[str], Any]) -> Check:
+    """A doctor's diagnosis must be a condition's name (:func:`not_a_condition_name`)."""
     def check(reply: str, obs: Observation) -> str | None:
         a = parse(reply.strip())
         if a.kind != "diagnose":
             return None
-        text = strip_hedges(strip_lead_in(a.text) or a.text) or a.text  # "X, I think" names X
-        if not_a_diagnosis(text) or _sentence(text) or _symptom_list(text) or _test_name(text):
-            return "not_a_condition"
-        return None
+        return "not_a_condition" if not_a_condition_name(a.text) else None
     return check
 
 
@@ -74,6 +79,22 @@ def _symptom_list(text: str) -> bool:
     weight loss' (but not 'Hand, foot and mouth disease')."""
     items = [i for i in re.split(r",|;|\band\b", text) if i.strip()]
     return (len(items) >= 3 and all(len(i.split()) <= 3 for i in items)
+            and not _CONDITION_WORD.search(text))
+
+
+# symptoms that are never a condition's name on their own ("Upper limb weakness", "Chest
+# pain"); left out on purpose: fever, headache, cough, vertigo, rash, jaundice, diarrhoea,
+# bleeding, which end many conditions' names (scarlet fever, cluster headache, whooping
+# cough, benign positional vertigo, diaper rash, neonatal jaundice, traveller's diarrhoea)
+_SYMPTOM_HEAD = re.compile(
+    r"\b(pain|aches?|weakness|fatigue|tiredness|numbness|tingling|dizziness|palpitations|nausea|malaise|"
+    r"swelling|shortness of breath|breathlessness|dyspnoea|dyspnea|weight loss|weight gain)\W*$", re.IGNORECASE)
+
+
+def _symptom(text: str) -> bool:
+    """A symptom, not a condition: a few words ending in a symptom and no word that names
+    a condition ('Upper limb weakness', but not 'Chronic pain syndrome')."""
+    return (len(text.split()) <= 5 and bool(_SYMPTOM_HEAD.search(text.strip()))
             and not _CONDITION_WORD.search(text))
 
 

@@ -88,6 +88,28 @@ def test_a_tie_goes_to_the_chairs_consensus(demo):
     assert "Septic arthritis" in consensus_prompt[0]["messages"][-1]["content"]
 
 
+def test_a_vote_that_names_a_symptom_is_set_aside(demo):
+    # three members vote for symptoms or a test; the two real diagnoses decide, no tie
+    llm = Panel(ScriptedLLM(demo), ["Upper limb weakness", "Gout", "Joint pain", "Gout", "Synovial fluid analysis"])
+    out, ev = _run(demo, "demo-016", llm, ensemble=5)
+    vote = of(ev, "panel_vote")[0]
+    assert [v.get("set_aside") for v in vote["votes"]] == ["not_a_condition", None, "not_a_condition", None,
+                                                          "not_a_condition"]
+    assert [(g["diagnosis"], g["votes"]) for g in vote["groups"]] == [("Gout", 2)]
+    assert not vote["tie"] and vote["decision"] == "Gout" == out.diagnosis and "consensus" not in llm.asked
+
+
+def test_a_panel_answer_that_is_no_condition_leaves_the_doctors_own(demo):
+    # a tie, and the chair's consensus names a symptom: the doctor's own diagnosis stands
+    llm = Panel(ScriptedLLM(demo), ["Gout", "Septic arthritis"], consensus="Knee pain")
+    own, _ = _run(demo, "demo-016", ScriptedLLM(demo))
+    out, ev = _run(demo, "demo-016", llm, ensemble=2)
+    assert of(ev, "panel_vote")[0]["decision"] == "Knee pain"
+    fb = of(ev, "fallback_reply", role="doctor")
+    assert len(fb) == 1 and "'Knee pain' is not a condition's name" in fb[0]["reason"]
+    assert out.diagnosis == own.diagnosis and own.diagnosis != "Knee pain"
+
+
 def test_cot_reasons_in_a_separate_call_that_never_reaches_the_patient(demo):
     out, ev = _run(demo, "demo-001", ScriptedLLM(demo), cot=True)
     reasoning = of(ev, "reasoning")

@@ -201,6 +201,21 @@ def test_test_names_are_not_conditions_and_conditions_with_test_words_are():
         assert not _test_name(t), t
 
 
+def test_symptoms_are_not_conditions_and_conditions_named_after_symptoms_are():
+    from agents.cases import load_cases
+    from agents.participants.wrappers import not_a_condition_name
+
+    for t in ("Upper limb weakness", "Chest pain", "Fatigue", "Shortness of breath", "Abdominal pain.",
+              "Palpitations", "Unintentional weight loss"):
+        assert not_a_condition_name(t), t
+    for t in ("Scarlet fever", "Whooping cough", "Tension headache", "Complex regional pain syndrome",
+              "Sickle cell pain crisis", "Painful diabetic neuropathy", "Nausea and vomiting of pregnancy",
+              "Benign paroxysmal positional vertigo", "Diaper rash", "Gout"):
+        assert not not_a_condition_name(t), t
+    cases, _ = load_cases("demo")  # no true diagnosis may be refused as the doctor's answer
+    assert not [c.diagnosis for c in cases if not_a_condition_name(c.diagnosis)]
+
+
 def test_a_test_the_case_has_no_record_of_gets_a_normal_result_marked_as_synthesised(demo):
     from agents.normal_results import normal_result
 
