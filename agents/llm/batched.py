@@ -45,12 +45,15 @@ but 4 or 16 at once changed 3 and 6 of 16 greedy replies after a few identical w
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
+
+import numpy as np
 
 from agents.llm.base import GenerateParams, LLMError, Message, Output, text_message
 
@@ -69,7 +72,8 @@ class _Captured(Exception):
 @dataclass
 class _Request:
     prompt: list[int]
-    sampler: Any  # llama_cpp._internals.LlamaSampler
+    sampler: Any  # llama_cpp._internals.LlamaSampler: the chain, without the grammar
+    grammar: Any  # the grammar sampler (llama_sampler_p) checked after the chain, or None
     max_tokens: int
     stops: list[bytes]
     criteria: Any  # the chat format's stopping criteria (llama-cpp-python's), or None
@@ -84,6 +88,14 @@ class _Request:
     latency_s: float = 0.0
     multibyte_fix: int = 0
     error: LLMError | None = None
+
+    def close(self) -> None:
+        self.sampler.close()
+        if self.grammar is not None:
+            import llama_cpp
+
+            llama_cpp.llama_sampler_free(self.grammar)
+            self.grammar = None
 
 
 @dataclass
@@ -152,6 +164,17 @@ class BatchedEngine:
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self._vocab = self._fmt._model.vocab
         self._batch = llama_cpp.llama_batch_init(cp.n_batch, 0, 1)
+        # the lazy grammar's token arrays (_grammar_token): one candidate, and the whole vocabulary
+        self._n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
+        dt = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+        assert dt.itemsize == ctypes.sizeof(llama_cpp.llama_token_data)
+        self._ids = np.arange(self._n_vocab, dtype=np.intc)
+        self._cand, self._one = np.zeros(self._n_vocab, dtype=dt), np.zeros(1, dtype=dt)
+        self._cand_arr = llama_cpp.llama_token_data_array(
+            data=self._cand.ctypes.data_as(llama_cpp.llama_token_data_p), size=self._n_vocab, selected=-1, sorted=False)
+        self._one_arr = llama_cpp.llama_token_data_array(
+            data=self._one.ctypes.data_as(llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False)
+        self.grammar_resamples = 0  # tokens the chain chose and the grammar refused (resampled)
         self._seqs = [_Seq(i) for i in range(n_seq)]
         self._queue: list[_Request] = []
         self._cv = threading.Condition()
@@ -171,13 +194,13 @@ class BatchedEngine:
         req = self._request(messages, params)
         with self._cv:
             if self._closed or self._broken:
-                req.sampler.close()
+                req.close()
                 raise LLMError(self._broken or "the batched engine is closed", backend=label or self.name,
                                transient=False)
             self._queue.append(req)
             self._cv.notify_all()
         req.done.wait()
-        req.sampler.close()
+        req.close()
         if req.error is not None:
             raise LLMError(str(req.error).split("] ", 1)[-1], backend=label or self.name,
                            transient=req.error.transient)
@@ -241,8 +264,11 @@ class BatchedEngine:
                 top_k=got["top_k"], top_p=got["top_p"], min_p=got["min_p"], typical_p=got["typical_p"],
                 temp=got["temperature"], repeat_penalty=got["repeat_penalty"],
                 frequency_penalty=got["frequency_penalty"], presence_penalty=got["presence_penalty"],
-                tfs_z=got["tfs_z"], grammar=got.get("grammar"))
-        return _Request(prompt=prompt, sampler=sampler, max_tokens=max_tokens,
+                tfs_z=got["tfs_z"], grammar=None)
+            g = got.get("grammar")
+            grammar = None if g is None else self._lc.llama_sampler_init_grammar(
+                self._vocab, g._grammar.encode("utf-8"), g._root.encode("utf-8"))
+        return _Request(prompt=prompt, sampler=sampler, grammar=grammar, max_tokens=max_tokens,
                         stops=[s.encode("utf-8") for s in stop], criteria=got.get("stopping_criteria"),
                         timeout_s=params.timeout_s)
 
@@ -386,9 +412,9 @@ class BatchedEngine:
         req = s.request
         assert req is not None
         token = self._lc.llama_sampler_sample(req.sampler.sampler, self._ctx, idx)
+        if req.grammar is not None:
+            token = self._grammar_token(req, idx, token)
         if req.criteria is not None:
-            import numpy as np
-
             if req.criteria(np.asarray(s.tokens, dtype=np.intc), None):
                 req.text = self._fmt.detokenize(req.completion)
                 req.finish_reason = "stop"
@@ -424,6 +450,34 @@ class BatchedEngine:
             return self._finish(s)
         s.pending = [token]
         return None
+
+    def _grammar_token(self, req: _Request, idx: int, token: int) -> int:
+        """The grammar, applied lazily (as llama.cpp's own common sampler does): the token
+        the chain chose is kept if the grammar allows it (a check of one token); only
+        when it does not is the grammar applied to the whole vocabulary (some 150k tokens
+        for Qwen, ~15 ms on a CPU core, which every token paid before) and the chain run
+        again on what is left. Greedy, this is the token the grammar-first chain picks; sampled,
+        it is llama.cpp's default, rejection-sampling order."""
+        lc = self._lc
+        one = self._one
+        one[0] = (token, 0.0, 0.0)
+        self._one_arr.selected, self._one_arr.sorted = -1, False
+        lc.llama_sampler_apply(req.grammar, ctypes.byref(self._one_arr))
+        if one[0]["logit"] != float("-inf"):
+            lc.llama_sampler_accept(req.grammar, token)
+            return token
+        self.grammar_resamples += 1
+        cand = self._cand
+        cand["id"] = self._ids
+        cand["logit"] = np.ctypeslib.as_array(lc.llama_get_logits_ith(self._ctx, idx), shape=(self._n_vocab,))
+        cand["p"] = 0.0
+        arr = self._cand_arr
+        arr.size, arr.selected, arr.sorted = self._n_vocab, -1, False
+        lc.llama_sampler_apply(req.grammar, ctypes.byref(arr))
+        lc.llama_sampler_apply(req.sampler.sampler, ctypes.byref(arr))  # penalties, temperature, top-k/p, pick
+        token = int(cand[arr.selected]["id"])
+        lc.llama_sampler_accept(req.grammar, token)
+        return token
 
     def _finish(self, s: _Seq, error: LLMError | None = None) -> None:
         req = s.request

@@ -89,6 +89,25 @@ def test_json_schema_calls_are_constrained_and_match_serial(serial, engine):
     assert batched[0].text.lstrip().startswith("{")
 
 
+def test_the_grammar_is_checked_lazily_and_refuses_what_it_must(serial, engine):
+    """The chain picks a token first; the grammar checks that one token and, when it
+    refuses it ("Hello" where the schema wants "{"), is applied to the whole vocabulary
+    and the chain picks again: greedy, that is the serial path's grammar-first text; sampled, the reply
+    still obeys the schema."""
+    schema = json.dumps({"type": "object", "properties": {"mood": {"type": "string", "enum": ["calm", "worried"]}},
+                         "required": ["mood"]}, sort_keys=True)
+    msgs = [Message("user", "Say hello to the doctor.")]
+    greedy = GenerateParams(temperature=0.0, max_tokens=24, response_schema=schema)
+    ref = serial.generate(msgs, greedy, CallContext("g", "c"))
+    before = engine.grammar_resamples
+    got = engine.generate(msgs, greedy)
+    assert engine.grammar_resamples > before  # the unconstrained pick was refused at least once
+    assert got.text == ref.text and json.loads(got.text)["mood"] in ("calm", "worried")
+    for seed in (1, 2, 3):
+        out = engine.generate(msgs, GenerateParams(temperature=0.9, max_tokens=24, seed=seed, response_schema=schema))
+        assert json.loads(out.text)["mood"] in ("calm", "worried")
+
+
 def test_a_growing_conversation_evaluates_only_its_new_tokens(engine):
     """The next call of a conversation finds its earlier tokens in a sequence, even
     after another call took a sequence in between."""
