@@ -154,6 +154,10 @@ def parse_structured_turn(text: str) -> DoctorAction:
             payload = ""
         if kind != "ask":
             payload = clean_marker_text(payload)
+        if kind == "diagnose":  # the marker echoed inside the JSON: {"text": "DIAGNOSIS READY: X"}
+            m = _DIAG.match(payload)
+            if m and clean_marker_text(payload[m.end():]):
+                payload, rule = clean_marker_text(payload[m.end():]), "structured_marker_echo"
         if payload:
             return DoctorAction(kind, payload, rule)
         return DoctorAction("ask", "", "structured_empty_text", note="structured turn with empty text")

@@ -92,7 +92,8 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
     if vision is not None and getattr(vision, "name", "") not in ("none", "human"):
         cast["vision"] = make("vision", vision_system())  # reads returned images for the doctor
     if cfg.guard_retries is not None:
-        cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),))
+        cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),),
+                                 last_stands=("not_a_condition",))
         cast["patient"] = Guarded(patient, retries=cfg.guard_retries)
         # one retry for the technician: when it ignores the records, the records
         # themselves are the recorded fallback (see Hinted)

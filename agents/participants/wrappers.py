@@ -122,11 +122,16 @@ class Guarded:
     """Wraps an :class:`LLMParticipant`: checks each draft before it is committed."""
 
     def __init__(self, inner: LLMParticipant, *, retries: int = 2, checks: Sequence[Check] = (),
-                 corrections: Mapping[str, str] | None = None, detect: Detect = check_reply):
+                 corrections: Mapping[str, str] | None = None, detect: Detect = check_reply,
+                 last_stands: Sequence[str] = ()):
         # for a suite whose conversation is not a diagnosis (the OSCE encounter): its own
         # corrections (problem -> instruction; default agents.guards.CORRECTIONS for the
-        # role) and its own reading of check_reply (agents.suites.osce_guards.osce_detect)
+        # role) and its own reading of check_reply (agents.suites.osce_guards.osce_detect).
+        # last_stands: problems after which, the retries spent, the last draft is taken as it
+        # is (logged as a fallback) instead of failing the consultation: a diagnosis that
+        # still names no condition is judged as given (wrong, most likely), not left unscored
         self.inner, self.retries, self.checks, self.detect = inner, retries, tuple(checks), detect
+        self.last_stands = frozenset(last_stands)
         self.role = inner.role
         self.corrections = CORRECTIONS.get(self.role, {}) if corrections is None else corrections
 
@@ -146,7 +151,12 @@ class Guarded:
                 break
             inner.sink.emit(ReplyRejected(role=self.role, turn=obs.turn, problem=problem, text=reply, attempt=attempt))
             if attempt == attempts:
-                raise RoleFailure(self.role, problem, attempts)
+                if problem not in self.last_stands:
+                    raise RoleFailure(self.role, problem, attempts)
+                inner.sink.emit(FallbackReply(role=self.role, turn=obs.turn, text=reply,
+                                              reason=f"reply still {problem} after {attempts} attempts: the last "
+                                                     "draft stands, judged as given"))
+                break
             fix = self.corrections.get(problem, "(Please answer again.)")
             sent = f"{obs.text}\n{fix}"
             # another seed and a hotter sample: at low temperature a looping model repeats itself

@@ -190,6 +190,30 @@ def test_a_diagnosis_must_be_a_condition_name(demo):
     assert row["diagnosis"] == "Gout"
 
 
+def test_a_diagnosis_still_no_condition_after_the_retries_is_judged_as_given(demo):
+    """Three drafts that name no condition: the consultation is not failed (which would
+    drop the case from the accuracy); the last draft stands, logged, and is judged."""
+    drafts = [json.dumps({"action": "diagnose", "text": t}) for t in
+              ("Severe pruritus and fatigue could be indicative of liver dysfunction, especially if severe.",
+               "Joint pain", "Cord compression or disc prolapse")]
+    llm = Script(ScriptedLLM(demo), doctor=drafts)
+    row, events = consult(demo["demo-016"], roles(llm), rules=ConsultationConfig(min_gathering=0))
+    assert [e["problem"] for e in of(events, "reply_rejected", role="doctor")] == ["not_a_condition"] * 3
+    fb = of(events, "fallback_reply", role="doctor")
+    assert len(fb) == 1 and "still not_a_condition after 3 attempts" in fb[0]["reason"]
+    assert row["status"] == "diagnosed" and row["diagnosis"] == "Cord compression or disc prolapse"
+    assert row["correct"] is False
+
+
+def test_a_marker_echoed_inside_the_json_is_not_part_of_the_diagnosis():
+    from agents.protocol import parse_structured_turn
+
+    a = parse_structured_turn('{"action": "diagnose", "text": "Diagnosis READY: Adhesive capsulitis"}')
+    assert (a.kind, a.text, a.rule) == ("diagnose", "Adhesive capsulitis", "structured_marker_echo")
+    a = parse_structured_turn('{"action": "diagnose", "text": "Diagnosis ready"}')
+    assert a.text == "Diagnosis ready"  # nothing after it: the text is kept as it came
+
+
 def test_test_names_are_not_conditions_and_conditions_with_test_words_are():
     from agents.participants.wrappers import _test_name
 
