@@ -43,6 +43,10 @@ def check_reply(role: str, text: str, previous: Sequence[str], incoming: str) ->
             return "echo"
     if role == "patient" and re.match(r"^\s*(what brings you|how can i help|can you tell me more about your)", t, re.IGNORECASE):
         return "role_break"
+    if role == "doctor" and (norm.startswith("action diagnose") or "diagnosis ready" in norm):
+        # restating one's diagnosis (told it came too early, the doctor gives it again) is
+        # consistency, not a loop: the consultation decides when a diagnosis is taken
+        return None
     # a repeated line: the doctor's questions must move on; a patient may say "no" twice
     # but not the same long answer; the technician legitimately repeats "not available"
     min_len = {"doctor": 12, "patient": 40}.get(role)

@@ -225,6 +225,21 @@ def test_test_names_are_not_conditions_and_conditions_with_test_words_are():
         assert not _test_name(t), t
 
 
+def test_a_diagnosis_given_again_after_it_came_too_early_is_not_a_loop(demo):
+    """The embedded model, told its diagnosis came before enough was gathered, gives the
+    same diagnosis again: that is no loop (9 of 16 cases failed on it, batched), the
+    consultation goes on and the diagnosis is taken once enough is gathered."""
+    dx = json.dumps({"action": "diagnose", "text": "Gout"})
+    ask = [json.dumps({"action": "ask_patient", "text": t}) for t in ("Which joint hurts?", "Any fever?")]
+    llm = Script(ScriptedLLM(demo), doctor=[ask[0], dx, dx, ask[1], dx])
+    row, events = consult(demo["demo-016"], roles(llm), rules=ConsultationConfig(min_gathering=2, max_turns=8))
+    assert not of(events, "reply_rejected", role="doctor")
+    assert len(of(events, "premature_diagnosis")) == 2
+    assert row["status"] == "diagnosed" and row["diagnosis"] == "Gout"
+    assert check_reply("doctor", dx, [dx], "x") is None
+    assert check_reply("doctor", "DIAGNOSIS READY: Gout", ["DIAGNOSIS READY: Gout"], "x") is None
+
+
 def test_symptoms_are_not_conditions_and_conditions_named_after_symptoms_are():
     from agents.cases import load_cases
     from agents.participants.wrappers import not_a_condition_name
