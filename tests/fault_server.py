@@ -71,6 +71,7 @@ def _payload(text: Any, usage: Any = "default") -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     server: "FaultServer"
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # a kept-alive reply's body would wait ~40 ms for a delayed ACK
 
     def log_message(self, *args: Any) -> None:  # silence
         pass
