@@ -55,12 +55,22 @@ def _bench(args: list[str], **kw) -> subprocess.CompletedProcess:
 _TIMED_RUN = """
 import json, sys, time
 from pathlib import Path
+import medsim.bench
 from medsim.bench import BenchOptions, run_bench
 from medsim.spec import build_spec
 spec = build_spec(None, json.loads(sys.argv[1]))
+run_cells, spent = medsim.bench._run_cells, []
+def timed(*a, **k):  # the cells alone: not the set-up, nor the report written once at the end
+    t = time.perf_counter()
+    try:
+        return run_cells(*a, **k)
+    finally:
+        spent.append(time.perf_counter() - t)
+medsim.bench._run_cells = timed
 t0 = time.perf_counter()
 o = run_bench(spec, BenchOptions(out=Path(sys.argv[2]), progress=False))
-print(json.dumps({"seconds": time.perf_counter() - t0, "cells": o.summary["cases"], "errors": o.summary["errors"]}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cell_seconds": sum(spent), "cells": o.summary["cases"],
+                  "errors": o.summary["errors"]}))
 """
 
 
@@ -75,19 +85,23 @@ class _KeepAliveChat(_FakeChat):
 
 
 def throughput(workers: list[int], delay_ms: float, min_seeds: int) -> None:
-    """Cells per second of the run itself (timed inside the child, after its imports), with
-    at least 8 cells per worker so that the last wave does not dominate."""
+    """Cells per second while the cells run (timed inside the child: not its imports, its
+    set-up, nor the report it writes once at the end, which at 32 workers would be a tenth
+    of the run; the whole run's rate is printed beside), with at least 8 cells per worker
+    and a whole number of them, so that the last wave does not dominate."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAliveChat)
     server.requests, server.delay_s = [], delay_ms / 1000
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     print(f"throughput: the demo cases (22) x seeds against a fake server answering after {delay_ms:.0f} ms")
-    base = None
+    base = base_whole = None
     try:
         with tempfile.TemporaryDirectory(prefix="medsim-scale-") as d:
             for w in workers:
                 seeds = max(min_seeds, -(-8 * w // 22))
+                while seeds * 22 % w:  # every worker gets as many cells
+                    seeds += 1
                 over = {"cases": "demo", "seeds": list(range(seeds)), "llm": f"openai:{url}", "model": "fake",
                         "workers": w}
                 server.requests.clear()
@@ -97,10 +111,13 @@ def throughput(workers: list[int], delay_ms: float, min_seeds: int) -> None:
                     print(f"  {w:>2} workers: the run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
                     continue
                 res = json.loads(r.stdout.strip().splitlines()[-1])
-                rate = res["cells"] / res["seconds"]
+                rate = res["cells"] / res["cell_seconds"]
+                whole = res["cells"] / res["seconds"]
                 base = base or rate
-                print(f"  {w:>2} workers: {res['cells']} cells, {len(server.requests)} calls, {res['seconds']:6.1f} s, "
+                base_whole = base_whole or whole
+                print(f"  {w:>2} workers: {res['cells']} cells, {len(server.requests)} calls, {res['cell_seconds']:6.1f} s, "
                       f"{rate:5.2f} cells/s, x{rate / base:4.1f} of 1 worker ({rate / base / w:4.0%} of linear); "
+                      f"whole run {res['seconds']:.1f} s, x{whole / base_whole:4.1f} ({whole / base_whole / w:4.0%}); "
                       f"errors {res['errors']}")
     finally:
         server.shutdown()
