@@ -377,7 +377,7 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
                              f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}): a scored case must never "
                              "be learned from")
     uses_memory = any(spec.for_condition(c).memory.mode != "off" for c in spec.condition_names())
-    learns_online = any(spec.for_condition(c).memory.mode == "learn" for c in spec.condition_names()) and not ms.learn_cases
+    learns_online = spec.learns_online
     if learns_online and (len(spec.seeds) > 1 or len(spec.condition_names()) > 1):
         raise BenchError("learning online (memory mode 'learn' without a learning split) runs one seed and one "
                          "condition: a case learned in one cell would be in memory for the next; use "

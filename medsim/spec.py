@@ -433,7 +433,17 @@ class RunSpec:
         serial ``--workers 4`` ran at 0.41x the cases/hour of ``--workers 1``, batched at 1.14x."""
         if self.batched is not None:
             return self.batched
-        return self.workers > 1 and self.executor == "local" and any(is_in_process(r.backend) for r in self.all_roles())
+        # not with online learning (its cases run one at a time), nor for a model with an image
+        # projector (served by the serial path: medsim.assemble.batched_roles leaves it out)
+        return (self.workers > 1 and self.executor == "local" and not self.learns_online
+                and any(is_in_process(r.backend) and "," not in r.backend for r in self.all_roles()))
+
+    @property
+    def learns_online(self) -> bool:
+        """Some condition learns case by case (memory mode learn with no learning split):
+        its cells run one at a time, so that the memory grows in a reproducible order."""
+        return (any(self.for_condition(c).memory.mode == "learn" for c in self.condition_names())
+                and not self.memory.learn_cases)
 
     def condition_names(self) -> list[str]:
         return list(self.conditions) or [BASE_CONDITION]

@@ -6,8 +6,8 @@ the new tokens are evaluated); all calls to one model file are serialised by one
 since a loaded model is not thread-safe. Contexts are created lazily and kept by the
 :class:`LlamaPool`, which the CLI creates once per run. A pool given several sequences for
 a file (``n_seq``, or ``shapes`` per file) decodes that file's concurrent calls together
-instead (:mod:`agents.llm.batched`; ``medsim bench --batched``, built by
-:func:`medsim.assemble.pool_for`).
+instead (:mod:`agents.llm.batched`; ``medsim bench --workers N`` with an in-process model,
+unless ``--no-batched``; built by :func:`medsim.assemble.pool_for`).
 """
 from __future__ import annotations
 

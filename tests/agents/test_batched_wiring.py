@@ -77,6 +77,21 @@ def test_auto_without_an_in_process_model_stays_serial_without_an_error(llm):
     assert "batched" not in spec.to_dict() and not pool_for(spec).shapes
 
 
+def test_auto_stays_serial_where_batching_would_do_nothing(tmp_path):
+    a, b = _files(tmp_path)
+    # online learning runs its cases one at a time
+    learning = build_spec(None, {"llm": f"gguf:{b}", "workers": 4, "memory.mode": "learn",
+                                 "memory.dir": str(tmp_path / "mem")})
+    assert learning.learns_online and not learning.decodes_batched and not pool_for(learning).shapes
+    # a learning split first, then frozen cells: those run on the workers, batched
+    split = build_spec(None, {"llm": f"gguf:{b}", "workers": 4, "memory.mode": "learn", "memory.dir": str(tmp_path / "m2"),
+                              "memory.learn_cases": "demo"})
+    assert not split.learns_online and split.decodes_batched
+    # a model with an image projector is served by the serial path
+    vision = build_spec(None, {"llm": "scripted", "roles.doctor.backend": f"gguf:{a},{b}", "workers": 4})
+    assert not vision.decodes_batched and "batched" not in vision.to_dict()
+
+
 def test_batched_is_stored_resolved_but_not_part_of_the_identity(tmp_path):
     _, b = _files(tmp_path)
     auto = build_spec(None, {"llm": f"gguf:{b}", "workers": 2})
