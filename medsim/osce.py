@@ -436,10 +436,14 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
         raise BenchError(f"{run_dir}: no event logs to score")
     own_pool = pool is None
     pool = pool or LlamaPool()
+    lock: RunLock | None = None
     try:
         models = _Models(pool, {"judge": backend} if backend is not None else None)
         if backend is None and spec.preflight:
             preflight_roles({"judge": judge})
+        from medsim.score import score_lock
+
+        lock = score_lock(out)  # one re-scoring at a time into scores/<label>
         (out / "events").mkdir(parents=True, exist_ok=True)
         (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
 
@@ -468,6 +472,8 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
         original, flipped = flips(run_dir, rows, "total", lambda k: f"{k[0]} (seed {k[1]})")
         return OsceScoreOutcome(out, summary, summarise_osce(original), flipped, unfinished)
     finally:
+        if lock is not None:
+            lock.release()
         if own_pool:
             pool.close()
 

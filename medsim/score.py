@@ -27,6 +27,7 @@ from agents.results import case_row, read_results, row_key, summarise, write_res
 from agents.scorers import Transcript, TranscriptError, score_case
 from medsim.assemble import Backends, describe_roles, preflight_roles, role_params, scorers_for
 from medsim.bench import BenchError, _row_line, write_report
+from medsim.runlock import RunLock, RunLockError
 from medsim.spec import RoleSpec, RunSpec, SpecError
 from medsim.toml_out import dumps as toml_dumps
 
@@ -72,13 +73,14 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
     by_id = {c.id: c for c in cases}
     own_pool = pool is None
     pool = pool or LlamaPool()
+    lock: RunLock | None = None
     try:
         backends = Backends(by_id, pool, override={"judge": backend} if backend is not None else None)
         llm = backends.get("judge", judge, spec.seeds[0])
         if backend is None and judged.preflight:
             preflight_roles({"judge": judge})
         files = _all_logs(run_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        lock = score_lock(out)  # one re-scoring at a time into scores/<label>
         (out / "events").mkdir(exist_ok=True)
         (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
         def score_one(key: tuple[str, int, str], transcript: Transcript, path: Path) -> dict[str, Any]:
@@ -112,8 +114,22 @@ def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: L
         original, flipped = flips(run_dir, rows, "correct", lambda k: f"{k[0]} (seed {k[1]}, {k[2]})")
         return ScoreOutcome(out, summary, summarise(original), flipped, unfinished)
     finally:
+        if lock is not None:
+            lock.release()
         if own_pool:
             pool.close()
+
+
+def score_lock(out: Path) -> RunLock:
+    """The held lock of a re-scoring's folder (``scores/<label>``, created): a second
+    ``medsim score`` with the same judge label is refused at once, naming the holder, as a
+    second bench run in one ``--out`` is (:mod:`medsim.runlock`)."""
+    lock = RunLock(out)
+    try:
+        lock.acquire()
+    except RunLockError as e:
+        raise BenchError(str(e)) from None
+    return lock
 
 
 def _write_html(out: Path, rows: Sequence[dict[str, Any]], run_dir: Path, title: str, models: dict[str, str]) -> None:

@@ -70,3 +70,20 @@ def test_logs_of_unfinished_cells_are_left_out(tmp_path, capsys):
     assert main(["score", str(out), "--judge-llm", "scripted", "--label", "again"]) == 0
     assert len(read_results(out / "scores" / "again" / "scores.jsonl")) == 2
     assert "1 log(s) of unfinished consultations" in capsys.readouterr().err
+
+
+def test_a_second_rescoring_into_one_label_is_refused_while_the_first_runs(tmp_path, capsys):
+    """Two `medsim score` with the same label would append to one scores.jsonl: the
+    second is refused at once, naming the holder, and writes nothing; the folder is
+    free again afterwards (the lock file goes with the first)."""
+    from medsim.runlock import LOCK_NAME, RunLock
+
+    out = tmp_path / "run"
+    run_bench(build_spec(None, {"limit": 2}), BenchOptions(out=out, progress=False))
+    sdir = out / "scores" / "again"
+    with RunLock(sdir):  # another medsim score holding it
+        assert main(["score", str(out), "--judge-llm", "scripted", "--label", "again"]) == 2
+        assert "in use by another medsim process" in capsys.readouterr().err
+        assert sorted(p.name for p in sdir.iterdir()) == [LOCK_NAME]
+    assert main(["score", str(out), "--judge-llm", "scripted", "--label", "again"]) == 0
+    assert len(read_results(sdir / "scores.jsonl")) == 2 and not (sdir / LOCK_NAME).exists()
