@@ -475,7 +475,7 @@ class BatchedEngine:
         arr.size, arr.selected, arr.sorted = self._n_vocab, -1, False
         lc.llama_sampler_apply(req.grammar, ctypes.byref(arr))
         lc.llama_sampler_apply(req.sampler.sampler, ctypes.byref(arr))  # penalties, temperature, top-k/p, pick
-        token = int(cand[arr.selected]["id"])
+        token = int(arr.data[arr.selected].id)  # through the array's pointer: a sampler may have moved it
         lc.llama_sampler_accept(req.grammar, token)
         return token
 
