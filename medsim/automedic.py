@@ -186,12 +186,7 @@ def materialise_generated(spec: Any, out: Path, *, resume: bool = False, pool: A
     """For ``--cases generate:N[:specialty]``: the cases invented into
     ``OUT/generated_cases.jsonl`` (kept on ``--resume``), and ``spec`` naming that file.
     Any other spec is returned as it is."""
-    from agents.events import EventLog
-    from agents.llm.calls import RetryPolicy
-    from agents.llm.llamacpp import LlamaPool
-    from agents.suites.automedic_scripted import AutomedicScriptedLLM
-    from agents.suites.generate import GenerateError, Generator, parse_generate
-    from medsim.assemble import Backends, role_params
+    from agents.suites.generate import GenerateError, parse_generate
     from medsim.bench import BenchError
 
     try:
@@ -200,6 +195,28 @@ def materialise_generated(spec: Any, out: Path, *, resume: bool = False, pool: A
         raise BenchError(str(e)) from None
     if gen is None:
         return spec
+    from medsim.runlock import RunLock, RunLockError
+
+    lock = RunLock(Path(out))  # one process at a time in OUT, from before anything is written
+    try:
+        lock.acquire()
+    except RunLockError as e:
+        raise BenchError(str(e)) from None
+    try:
+        return _materialise(spec, gen, Path(out), resume=resume, pool=pool)
+    finally:
+        lock.release()  # the run takes it again at once (medsim.bench.run_bench)
+
+
+def _materialise(spec: Any, gen: Any, out: Path, *, resume: bool, pool: Any) -> Any:
+    from agents.events import EventLog
+    from agents.llm.calls import RetryPolicy
+    from agents.llm.llamacpp import LlamaPool
+    from agents.suites.automedic_scripted import AutomedicScriptedLLM
+    from agents.suites.generate import GenerateError, Generator
+    from medsim.assemble import Backends, role_params
+    from medsim.bench import BenchError
+
     path = Path(out) / GENERATED
     if path.is_file() and (resume or (Path(out) / "run.json").is_file()):
         logger.info("reusing the generated cases in %s", path)

@@ -99,6 +99,19 @@ def test_generated_cases_are_saved_and_reused(tmp_path, capsys):
     assert path.read_bytes() == before and "(reused)" in capsys.readouterr().out
 
 
+def test_generating_cases_waits_for_no_other_run_in_the_folder(tmp_path, capsys):
+    """The cases are invented under the run directory's lock: while another process holds
+    it, nothing is generated or written."""
+    from medsim.runlock import LOCK_NAME, RunLock
+
+    run = tmp_path / "gen"
+    with RunLock(run):
+        assert main(["-q", "bench", "--cases", "generate:2", "--out", str(run), "--no-progress"]) == 2
+        assert "in use by another medsim process" in capsys.readouterr().err
+        assert sorted(p.name for p in run.iterdir()) == [LOCK_NAME]
+    assert main(["-q", "bench", "--cases", "generate:2", "--out", str(run), "--no-progress"]) == 0
+
+
 class _Flaky:
     """A generator model: bad JSON, then a case that gives its diagnosis away, then a good one."""
 
