@@ -242,7 +242,10 @@ class _Watchdog:
                 pass
 
 
-def _proxy_for(base: _BaseURL) -> tuple[str, int | None, dict[str, str]] | None:
+_Proxy = tuple[str, int | None, dict[str, str]] | None  # (host, port, headers) of the proxy, or none
+
+
+def _proxy_for(base: _BaseURL) -> _Proxy:
     """(proxy host, port, proxy headers) from the environment, as urllib would pick it."""
     proxy = urllib.request.getproxies().get(base.scheme)
     if not proxy or urllib.request.proxy_bypass(base.host):
@@ -263,19 +266,17 @@ def _proxy_for(base: _BaseURL) -> tuple[str, int | None, dict[str, str]] | None:
     return p.hostname, port, headers
 
 
-def _target(base: _BaseURL, suffix: str) -> tuple[str, dict[str, str]]:
+def _target(base: _BaseURL, suffix: str, proxy: _Proxy) -> tuple[str, dict[str, str]]:
     """The request target and extra headers (a plain-HTTP proxy's) of a request to ``base``."""
-    proxy = _proxy_for(base)
     if proxy is None or base.scheme == "https":
         return base.target(suffix), {}
     return base.url + suffix + (f"?{base.query}" if base.query else ""), proxy[2]
 
 
-def _connection(base: _BaseURL, suffix: str,
-                timeout_s: float) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
+def _connection(base: _BaseURL, suffix: str, timeout_s: float,
+                proxy: _Proxy) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
     """A new connection, the request target and extra headers (a proxy's)."""
-    proxy = _proxy_for(base)
-    target, extra = _target(base, suffix)
+    target, extra = _target(base, suffix, proxy)
     if base.scheme == "https":
         context = ssl.create_default_context()
         if proxy is None:
@@ -292,9 +293,8 @@ _KEPT_PER_THREAD = 8  # servers (and proxies) a thread keeps a connection to
 _kept = threading.local()  # .conns: {key: HTTPConnection}, the thread's idle kept-alive connections
 
 
-def _pool_key(base: _BaseURL) -> tuple[Any, ...]:
+def _pool_key(base: _BaseURL, proxy: _Proxy) -> tuple[Any, ...]:
     """What a kept connection must match: the server, and the proxy it goes through."""
-    proxy = _proxy_for(base)
     return (base.scheme, base.host, base.port,
             None if proxy is None else (proxy[0], proxy[1], tuple(sorted(proxy[2].items()))))
 
@@ -348,9 +348,11 @@ def _request(base: _BaseURL, method: str, suffix: str, *, body: bytes | None,
             raise _Failure("timeout", "deadline passed")
         return remaining
 
-    key = _pool_key(base)
+    proxy = _proxy_for(base)  # read from the environment once per request
+    key = _pool_key(base, proxy)
     kept = _idle_connection(key)
-    conn, target, extra = _connection(base, suffix, timeout_s) if kept is None else (kept, *_target(base, suffix))
+    conn, target, extra = (_connection(base, suffix, timeout_s, proxy) if kept is None
+                           else (kept, *_target(base, suffix, proxy)))
     watchdog = _Watchdog(timeout_s)
 
     def create_connection(*args: Any, **kwargs: Any) -> socket.socket:
