@@ -17,7 +17,7 @@ from agents.llm.a2a import A2ALLM
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
-from agents.llm.spec import BackendSpecError, build_backend, describe_spec, is_in_process
+from agents.llm.spec import BackendSpecError, build_backend, decodes_batched, describe_spec
 from agents.learning import Learner
 from agents.participants import CastConfig, HumanIO, HumanParticipant, Participant, llm_cast
 from agents.deliberation import DeliberationConfig, Deliberating
@@ -80,7 +80,7 @@ def _model_file(backend: str) -> str | None:
     installed (the backend's own check says so when the run is assembled)."""
     from agents.llm.local_model import ModelNotInstalled, embedded_model_path, smollm2_path
 
-    if not is_in_process(backend) or "," in backend:
+    if not decodes_batched(backend):
         return None
     try:
         path = (embedded_model_path() if backend == "local" else smollm2_path() if backend == "smollm2"

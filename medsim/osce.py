@@ -52,7 +52,7 @@ from medsim.runlock import RunLock, RunLockError
 from medsim.bench import BenchError, BenchOptions, drive, prepare_out
 from medsim.bench import _run_cells as run_cells
 from medsim.osce_cli import OSCE_ROLES
-from medsim.score import flips, rescore_logs, write_summary
+from medsim.score import flips, rescore_logs, score_lock, write_summary
 from medsim.spec import RoleSpec, SpecError
 
 __all__ = ["OsceSpec", "OsceOutcome", "OsceScoreOutcome", "build_osce_spec", "run_osce", "rescore_osce",
@@ -441,8 +441,6 @@ def rescore_osce(run_dir: Path, judge: RoleSpec, *, label: str | None = None, po
         models = _Models(pool, {"judge": backend} if backend is not None else None)
         if backend is None and spec.preflight:
             preflight_roles({"judge": judge})
-        from medsim.score import score_lock
-
         lock = score_lock(out)  # one re-scoring at a time into scores/<label>
         (out / "events").mkdir(parents=True, exist_ok=True)
         (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")

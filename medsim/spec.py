@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from agents.llm.spec import BackendSpecError, check_backend_spec, is_in_process
+from agents.llm.spec import BackendSpecError, check_backend_spec, decodes_batched, is_in_process
 from agents.llm.url_secrets import redact_spec
 from agents.roles import CONSULTATION_ROLES, OPTIONAL_ROLES, ROLE_DEFAULTS, role_defaults
 from medsim.toml_out import dumps as toml_dumps
@@ -430,13 +430,13 @@ class RunSpec:
         """Whether the cases' calls to an in-process model decode together: ``batched`` as
         given, or (auto) with ``workers > 1`` run by local threads and an in-process role in
         any condition. Measured on the embedded model, 2 cores (benchmarks/batched_bench.py):
-        serial ``--workers 4`` ran at 0.41x the cases/hour of ``--workers 1``, batched at 1.14x."""
+        serial ``--workers 4`` ran at 0.39x the cases/hour of ``--workers 1``, batched at 1.23x."""
         if self.batched is not None:
             return self.batched
-        # not with online learning (its cases run one at a time), nor for a model with an image
-        # projector (served by the serial path: medsim.assemble.batched_roles leaves it out)
+        # not with online learning (its cases run one at a time), nor for models with an image
+        # projector only (served by the serial path)
         return (self.workers > 1 and self.executor == "local" and not self.learns_online
-                and any(is_in_process(r.backend) and "," not in r.backend for r in self.all_roles()))
+                and any(decodes_batched(r.backend) for r in self.all_roles()))
 
     @property
     def learns_online(self) -> bool:

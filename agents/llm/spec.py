@@ -43,6 +43,12 @@ def is_in_process(spec: str) -> bool:
     return spec in ("local", "smollm2") or spec.startswith("gguf:")
 
 
+def decodes_batched(spec: str) -> bool:
+    """An in-process backend whose calls can decode together (agents.llm.batched): not a
+    model with an image projector (``gguf:MODEL,PROJECTOR``), which the serial path serves."""
+    return is_in_process(spec) and "," not in spec
+
+
 def describe_spec(spec: str, model: str | None) -> str:
     """The backend as logs, reports and names show it: a URL's secrets redacted."""
     if spec.startswith("openai:"):
