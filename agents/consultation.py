@@ -1,8 +1,9 @@
 """The consultation engine (AgentClinic-compatible turns).
 
 The engine asks participants for turns (``agents.participants``): the doctor speaks; a
-test request goes to the measurement technician, a diagnosis ends the case, anything
-else goes to the patient. It owns only the protocol's rules (turn limit, minimum
+test request goes to the staff role that answers it (the measurement technician, or a
+registered role that claims the order: :func:`agents.roles.staff_for`), a diagnosis ends
+the case, anything else goes to the patient. It owns only the protocol's rules (turn limit, minimum
 gathering before a diagnosis) and the events; who the participants are (a model, a
 script, a replay, a person) and how they are guarded is the cast's business, and
 judging is a scorer's (``agents.scorers``), run over the finished log.
@@ -25,6 +26,7 @@ from agents.events import (
 from agents.llm.base import LLMError
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.protocol import DoctorAction, parse_doctor_turn
+from agents.roles import speaker_label, staff_for
 
 __all__ = ["ConsultationConfig", "PendingTurn", "TurnRecord", "ConsultationOutcome", "Consultation",
            "run_consultation", "OPENING", "GO_ON", "LAST_TURN"]
@@ -37,8 +39,9 @@ NO_TECHNICIAN = ("There is no technician today: no test or examination can be do
                  "or give your diagnosis.")
 OVER_BUDGET = ("Not done: {test} would cost {price:.0f} {currency} and this case has {left:.0f} {currency} left of its "
                "budget of {budget:.0f}. Order something cheaper, ask the patient, or give your diagnosis.")
-_ROUTE = {"ask": "patient", "test": "measurement", "diagnose": "diagnosis"}
-_ADDRESSEE = {"ask": "patient", "test": "measurement", "diagnose": "all"}
+_ROUTE = {"ask": "patient", "diagnose": "diagnosis"}  # an order: the staff role that answers it
+_ADDRESSEE = {"ask": "patient", "diagnose": "all"}
+TECHNICIAN = "measurement"  # the staff role that answers an order no other one claims
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class TurnRecord:
     turn: int
     doctor_text: str
     action: DoctorAction
-    reply_speaker: str | None  # patient | measurement | None (diagnosis)
+    reply_speaker: str | None  # patient | the staff role that answered (measurement) | None (diagnosis)
     reply_text: str | None
 
 
@@ -94,7 +97,7 @@ class ConsultationOutcome:
 class Consultation:
     def __init__(self, case: Case, cast: "dict[str, Participant] | object", config: ConsultationConfig,
                  sink: EventSink):
-        missing = [r for r in ("doctor", "patient", "measurement") if r not in cast]  # type: ignore[operator]
+        missing = [r for r in ("doctor", "patient", TECHNICIAN) if r not in cast]  # type: ignore[operator]
         if missing:
             raise ValueError(f"the cast has no {', '.join(missing)}")
         self.case, self.cast, self.config, self.sink = case, cast, config, sink
@@ -155,10 +158,10 @@ class Consultation:
         if action is None:  # a participant that only speaks: parse its words as AgentClinic's markers
             action = parse_doctor_turn(turn.text)
         spoken = turn.said
-        self.sink.emit(Utterance(turn=t, speaker="doctor", addressee=_ADDRESSEE[action.kind], text=spoken,
+        to = self.staff_for(action.text) if action.kind == "test" else _ROUTE[action.kind]
+        self.sink.emit(Utterance(turn=t, speaker="doctor", addressee=_ADDRESSEE.get(action.kind, to), text=spoken,
                                  source=turn.source))
-        self.sink.emit(RouteDecision(turn=t, route=_ROUTE[action.kind], rule=action.rule, extracted=action.text,
-                                     note=action.note))
+        self.sink.emit(RouteDecision(turn=t, route=to, rule=action.rule, extracted=action.text, note=action.note))
         gathered = self._gathered()
         premature = action.kind == "diagnose" and gathered < self.config.min_gathering and not final
         if premature:
@@ -169,6 +172,12 @@ class Consultation:
             self.sink.emit(TestRequested(turn=t, test=action.text))
         self._pending = PendingTurn(t, turn.text.strip(), spoken, action, premature, turn.source)
         return self._pending
+
+    def staff_for(self, order: str) -> str:
+        """The role of the cast that answers ``order``: the registered staff role that claims
+        it (highest priority first), else the technician."""
+        role = staff_for(order, present=lambda name: name in self.cast)  # type: ignore[operator]
+        return role.name if role is not None else TECHNICIAN
 
     def _prices(self) -> PriceTable:
         return self.config.prices or price_table()
@@ -238,15 +247,15 @@ class Consultation:
             elif action.kind == "test" and (refused := self._refusal(t, action.text)) is not None:
                 self._next_doctor_input = refused
             elif action.kind == "test":
-                turn = self._reply("measurement", Observation(turn=t, text=f"The doctor orders: {action.text}",
-                                                             order=action.text))
+                staff = self.staff_for(action.text)
+                turn = self._reply(staff, Observation(turn=t, text=f"The doctor orders: {action.text}",
+                                                      order=action.text))
                 reply = turn.text.strip()
                 self.sink.emit(TestResult(turn=t, test=action.text, result=reply))
-                self.sink.emit(Utterance(turn=t, speaker="measurement", addressee="doctor", text=reply,
-                                         source=turn.source))
-                reply_speaker = "measurement"
+                self.sink.emit(Utterance(turn=t, speaker=staff, addressee="doctor", text=reply, source=turn.source))
+                reply_speaker = staff
                 notes = self._images(t, action.text)
-                self._next_doctor_input = f"Technician: {reply}" + "".join(f"\n{n}" for n in notes)
+                self._next_doctor_input = f"{speaker_label(staff)}: {reply}" + "".join(f"\n{n}" for n in notes)
             else:
                 turn = self._reply("patient", Observation(turn=t, text=action.text or "(The doctor says nothing.)"))
                 reply = turn.text.strip()

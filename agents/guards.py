@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-__all__ = ["check_reply", "CORRECTIONS", "normalise_line"]
+from agents.roles import STAFF, role_defaults
+
+__all__ = ["check_reply", "CORRECTIONS", "corrections_for", "normalise_line"]
 
 _REFUSAL = re.compile(
     r"(i'?m sorry,? but i (?:can'?t|cannot)|i (?:can'?t|cannot|am unable to|'m unable to) (?:assist|help|provide|answer|do that)"
@@ -30,7 +32,7 @@ def check_reply(role: str, text: str, previous: Sequence[str], incoming: str) ->
     if _REFUSAL.search(t):
         return "refusal"
     speakers = {m.group(1).lower().split()[0].rstrip(".") for m in _SPEAKER.finditer(t)}
-    own = {"doctor": {"doctor", "dr"}, "patient": {"patient"}, "measurement": {"technician"}}.get(role, set())
+    own = set(role_defaults(role).speaker_words) | ({"dr"} if role == "doctor" else set())
     if speakers - own:
         return "role_break"
     norm = normalise_line(t)
@@ -81,3 +83,17 @@ CORRECTIONS = {
         "ignored_records": "(The records above answer this order: report them, as RESULTS: ...)",
     },
 }
+
+
+def corrections_for(role: str) -> dict[str, str]:
+    """What the guards tell ``role`` for each problem: its registration's own, else the
+    table above for its name, else (another staff role: a nurse) the technician's, naming
+    the role."""
+    r = role_defaults(role)
+    if r.corrections is not None:
+        return dict(r.corrections)
+    if role in CORRECTIONS:
+        return CORRECTIONS[role]
+    if r.kind == STAFF:
+        return {k: v.replace("technician", r.label.lower()) for k, v in CORRECTIONS["measurement"].items()}
+    return {}

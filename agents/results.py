@@ -1,7 +1,11 @@
-"""Result rows and the summary shared by the bench, the world and re-scoring.
+"""Result rows and the summary of consultations, and the results files every suite's
+runs share.
 
-A row is one finished case of a run, keyed by (case, seed, condition), built from the
-case's events only (so ``medsim score`` and replay rebuild the same rows from a log).
+A row is one finished cell of a run, keyed by (case, seed, condition), built from the
+cell's events only (so ``medsim score`` and replay rebuild the same rows from a log). The
+consultation suites (:mod:`agents.suites.diagnosis`) build theirs with :func:`case_row` and
+add their own fields; :func:`read_results`, :func:`write_results` and
+:func:`write_results_csv` serve every suite.
 """
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.costs import case_cost
@@ -65,20 +69,7 @@ def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, cond
         **case_cost(events[: _end(events)]),
         "events": events_file,
         **_memory_fields(events),
-        **_suite_fields(events),
     }
-
-
-def _suite_fields(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The suites' per-case fields: the biases applied (``doctor_bias`` / ``patient_bias``)
-    and AutoMedic's CARE components (``care``, from the ``care`` scorer's first result)."""
-    from agents.suites.biases import bias_fields
-
-    out: dict[str, Any] = dict(bias_fields(events))
-    care = next((e for e in events if e.get("type") == "scored" and e.get("scorer") == "care"), None)
-    if care is not None and isinstance(care.get("details"), Mapping) and "skipped" not in care["details"]:
-        out["care"] = dict(care["details"])
-    return out
 
 
 def _end(events: Sequence[Mapping[str, Any]]) -> int:
@@ -99,7 +90,10 @@ def _memory_fields(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+Block = Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]]
+
+
+def _block(rows: Sequence[Mapping[str, Any]], extra: Block | None = None) -> dict[str, Any]:
     errors = [r for r in rows if r.get("error")]
     failed = [r for r in rows if not r.get("error") and r.get("status") == "failed"]
     scored = [r for r in rows if not r.get("error") and r.get("status") != "failed"]
@@ -128,16 +122,8 @@ def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "completion_tokens": sum(r.get("completion_tokens") or 0 for r in rows),
         "wall_s": round(sum(r.get("wall_s") or 0.0 for r in rows), 3),
         "mean_cost": round(sum(r.get("cost") or 0.0 for r in scored) / n, 2),
-        **_care_block(rows),
+        **(extra(rows) if extra is not None else {}),
     }
-
-
-def _care_block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """AutoMedic's CARE summary (agents.suites.care) for rows that carry it."""
-    from agents.suites.care import care_summary
-
-    care = care_summary(rows)
-    return {"care": care} if care is not None else {}
 
 
 def _label(r: Mapping[str, Any]) -> str:
@@ -146,17 +132,19 @@ def _label(r: Mapping[str, Any]) -> str:
     return f"{r['case_id']}{extra}"
 
 
-def summarise(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def summarise(rows: Iterable[Mapping[str, Any]], extra: Block | None = None) -> dict[str, Any]:
     """Accuracy (Wilson 95% interval) over scored cases; errors and failed
     consultations counted apart, never as wrong answers. With several conditions or
-    seeds, a block per condition follows."""
+    seeds, a block per condition follows. ``extra(rows)``: a suite's own figures, added to
+    the run's block and to each condition's (AutoMedic's CARE)."""
     rows = list(rows)
-    out = _block(rows)
+    out = _block(rows, extra)
     conditions = sorted({r.get("condition", "base") for r in rows})
     seeds = sorted({int(r.get("seed", 0)) for r in rows})
     out["seeds"] = seeds
     if len(conditions) > 1:
-        out["conditions"] = {c: _block([r for r in rows if r.get("condition", "base") == c]) for c in conditions}
+        out["conditions"] = {c: _block([r for r in rows if r.get("condition", "base") == c], extra)
+                             for c in conditions}
     return out
 
 

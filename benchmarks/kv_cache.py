@@ -17,6 +17,7 @@ from agents.consultation import run_consultation
 from agents.events import DictSink
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
 from agents.results import case_row
+from agents.suites.diagnosis import consultation_config
 from medsim.assemble import Backends, plan_for
 from medsim.spec import build_spec
 
@@ -49,7 +50,7 @@ def main() -> None:
         for case in chosen:
             t0 = time.perf_counter()
             sink = DictSink()
-            run_consultation(case, plan.cast(case, sink), plan.consultation, sink)
+            run_consultation(case, plan.cast(case, sink), consultation_config(plan.spec.protocol), sink)
             wall = time.perf_counter() - t0
             r = case_row(case, sink.events, seed=args.seed, condition="base", events_file="", wall_s=wall)
             total_wall += wall

@@ -17,13 +17,14 @@ from __future__ import annotations
 import enum
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.consultation import Consultation, ConsultationConfig
 from agents.events import Event, EventSink, Utterance
 from agents.participants import CastBuilder, HumanParticipant, Switchable
 from agents.results import case_row, summarise
+from agents.roles import get_role, role_names
 from agents.scorers import Scorer, Transcript, score_case
 from game.actors import Actor
 from game.appearance import PATIENT_SHEETS, age_band, parse_demographics, patient_sprite
@@ -157,7 +158,9 @@ class World:
 
     def __init__(self, hmap: HospitalMap, cases: list[Case], cast: CastBuilder, scorers: Sequence[Scorer],
                  config: WorldConfig, *, sink: EventSink | None = None, runner: Runner | None = None,
-                 log: Any = None, player: PlayerIO | None = None, learner: Any = None):
+                 log: Any = None, player: PlayerIO | None = None, learner: Any = None,
+                 engine: Callable[..., Consultation] | None = None,
+                 row: Callable[[Case, Sequence[Mapping[str, Any]]], dict[str, Any]] | None = None):
         if not cases:
             raise ValueError("the world needs at least one case")
         if config.doctors < 1 or config.patients < 1:
@@ -168,6 +171,11 @@ class World:
         # worker thread, so a world with a player needs a ThreadRunner
         self.player = player
         self.learner = learner  # with memory in learn mode: each finished case teaches it
+        # the run's suite (medsim.assemble.RunPlan.engine / .row): its engine on a case and its
+        # cast, and its results row; default: the diagnostic consultation's
+        self.engine = engine or (lambda case, sink, cast: Consultation(case, cast, config.consultation, sink))
+        self.row = row or (lambda case, events: case_row(case, events, seed=config.seed, condition=config.condition,
+                                                         events_file="", wall_s=0.0))
         self.runner = runner or InlineRunner()
         self.log = log  # an EventLog-like object with emit(event, **context), or None
         self.extra_sink = sink
@@ -234,7 +242,7 @@ class World:
         cast = dict(self.cast(enc.case, enc.sink))
         if self.player is not None:
             io = self.player.for_case(enc.case.id)
-            for role in ("doctor", "patient", "measurement"):
+            for role in [r for r in cast if r in role_names() and get_role(r).playable]:
                 cast[role] = Switchable(role, cast[role], HumanParticipant(role, io),
                                         lambda cid=enc.case.id, r=role: self.is_controlled(cid, r))
         return cast
@@ -506,7 +514,7 @@ class World:
         if enc.doctor and not enc.doctor.moving and not enc.patient.moving:
             enc.sink = _CaseSink(self, enc.case.id)
             try:
-                enc.consultation = Consultation(enc.case, self._cast_for(enc), self.config.consultation, enc.sink)
+                enc.consultation = self.engine(enc.case, enc.sink, cast=self._cast_for(enc))
             except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
                 enc.consultation = Consultation(enc.case, _Absent.cast(), self.config.consultation, enc.sink)
                 enc.consultation.fail(f"internal error: {type(e).__name__}: {e}")
@@ -720,8 +728,7 @@ class World:
                 from agents.events import MemoryLearned
                 sink.emit(MemoryLearned(action="nothing", buffer=None, record_id=None,
                                         reason=f"internal error in learning: {type(e).__name__}: {e}"))
-        return case_row(enc.case, sink.events, seed=self.config.seed, condition=self.config.condition,
-                        events_file="", wall_s=0.0)
+        return self.row(enc.case, sink.events)
 
     def _start_doctor_turn(self, enc: Encounter) -> None:
         assert enc.consultation is not None and enc.doctor is not None

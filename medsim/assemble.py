@@ -8,25 +8,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case
-from agents.consultation import Consultation, ConsultationConfig
-from agents.events import EventSink
+from agents.events import EventSink, Header
+from agents.provenance import git_revision, package_versions
 from agents.llm.a2a import A2ALLM
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import BackendSpecError, build_backend, decodes_batched, describe_spec
 from agents.learning import Learner
-from agents.participants import CastConfig, HumanIO, HumanParticipant, Participant, llm_cast
-from agents.deliberation import DeliberationConfig, Deliberating
+from agents.participants import HumanIO
 from agents.roles import role_defaults
-from agents.scorers import DiagnosisScorer, Scorer
+from agents.scorers import Scorer
+from agents.suites.contract import Suite, Unit, Units
 from medsim.spec import RoleSpec, RunSpec
 
-__all__ = ["AssemblyError", "Backends", "RunPlan", "plan_for", "cast_config", "consultation_config", "scorers_for",
-           "is_automedic", "pool_for", "batched_roles",
+__all__ = ["AssemblyError", "Backends", "RunPlan", "plan_for", "pool_for", "batched_roles",
            "role_params", "preflight", "preflight_roles", "describe_roles"]
 
 
@@ -34,44 +33,12 @@ class AssemblyError(RuntimeError):
     """The run cannot be assembled (a missing model file, a dead server): nothing ran."""
 
 
-def role_params(role: str, rs: RoleSpec, seed: int) -> GenerateParams:
-    return GenerateParams(temperature=rs.temperature, max_tokens=rs.max_tokens, stop=role_defaults(role).stop,
-                          seed=seed, timeout_s=rs.timeout_s)
-
-
-def consultation_config(spec: RunSpec) -> ConsultationConfig:
-    p = spec.protocol
-    if p.static:  # static QA: one turn, a diagnosis, nothing to gather
-        return ConsultationConfig(max_turns=1, min_gathering=0, measurement=False)
-    return ConsultationConfig(max_turns=p.max_turns, min_gathering=p.min_gathering, measurement=p.measurement,
-                              budget=p.budget)
-
-
-def cast_config(spec: RunSpec, seed: int) -> CastConfig:
-    p = spec.protocol
-    return CastConfig(
-        doctor_mode=p.doctor_mode, prompt_style=p.prompt_style,
-        guard_retries=p.guard_retries if p.guards else None, measurement_hints=p.measurement_hints,
-        max_turns=1 if p.static else p.max_turns, measurement=p.measurement and not p.static, static=p.static,
-        params={r: role_params(r, rs, seed) for r, rs in spec.roles.items()},
-        retry={r: RetryPolicy(retries=rs.retries, backoff_s=rs.backoff_s) for r, rs in spec.roles.items()},
-        doctor_bias=p.doctor_bias, patient_bias=p.patient_bias,
-    )
-
-
-def is_automedic(spec: RunSpec) -> bool:
-    """AutoMedic's protocol (agents.suites.automedic): a tagged dialogue, then the question."""
-    return spec.protocol.name == "automedic" and not spec.protocol.static
-
-
-def scorers_for(spec: RunSpec, judge: LLM, params: GenerateParams, policy: RetryPolicy) -> list[Scorer]:
-    """The scorers of a run: the judged diagnosis, or for AutoMedic's protocol the option
-    letter against the key and CARE (no judge: the scorers are deterministic)."""
-    if is_automedic(spec):
-        from agents.suites.care import CareScorer, McqScorer
-
-        return [McqScorer(), CareScorer()]
-    return [DiagnosisScorer(judge, params, policy)]
+def role_params(role: str, rs: RoleSpec, seed: int, suite: Suite | None = None) -> GenerateParams:
+    """A role's generation settings: its spec's, with the stop sequences of the role (or
+    the suite's for it: OSCE's roles have none)."""
+    stop = (suite.role_defaults(role) if suite is not None else {}).get("stop", role_defaults(role).stop)
+    return GenerateParams(temperature=rs.temperature, max_tokens=rs.max_tokens, stop=tuple(stop), seed=seed,
+                          timeout_s=rs.timeout_s)
 
 
 def _model_file(backend: str) -> str | None:
@@ -129,17 +96,34 @@ class Backends:
     """One backend per distinct (backend, model) across the spec's roles and conditions
     (the scripted fake also per seed); built, and so checked, when asked for.
     ``override``: backends by role name that replace the spec's (tests inject fakes;
-    replay injects the recorded outputs)."""
+    replay injects the recorded outputs); ``scripted(seed)``: the suite's own fake for the
+    ``scripted`` backend (default: the case-playing one over ``cases``)."""
 
-    def __init__(self, cases: Mapping[str, Case], pool: LlamaPool, *, override: Mapping[str, LLM] | None = None):
+    def __init__(self, cases: Mapping[str, Case], pool: LlamaPool, *, override: Mapping[str, LLM] | None = None,
+                 scripted: Callable[[int], LLM | None] | None = None):
         self.cases, self.pool = dict(cases), pool
         self.override = dict(override or {})
+        self.scripted = scripted
         self._built: dict[tuple[str, str | None, int], LLM] = {}
+
+    @classmethod
+    def for_run(cls, spec: RunSpec, units: Units, pool: LlamaPool, *, override: Mapping[str, LLM] | None = None,
+                extra: Sequence[Unit] = ()) -> "Backends":
+        """The backends of a run of ``spec``'s suite over ``units`` (and ``extra``: a
+        learning split, which the scripted fake plays too)."""
+        suite = spec.suite
+        known = Units(tuple([*units.units, *extra]), units.invalid, units.seeded)
+        cases = {u.id: u.item for u in known.units if isinstance(u.item, Case)}
+        return cls(cases, pool, override=override, scripted=lambda seed: suite.scripted(known, seed))
 
     def get(self, role: str, rs: RoleSpec, seed: int) -> LLM:
         if role in self.override:
             return self.override[role]
         key = (rs.backend, rs.model, seed if rs.backend == "scripted" else 0)
+        if key not in self._built and rs.backend == "scripted" and self.scripted is not None:
+            fake = self.scripted(seed)
+            if fake is not None:
+                self._built[key] = fake
         if key not in self._built:
             if rs.backend.startswith("gguf:"):
                 path = Path(rs.backend[len("gguf:"):]).expanduser()
@@ -202,8 +186,8 @@ def preflight(spec: RunSpec, *, skip_roles: Sequence[str] = (), backends: "Backe
 
 @dataclass
 class RunPlan:
-    """One (condition, seed) of a spec, assembled: what a consultation of that cell
-    needs."""
+    """One (condition, seed) of a spec, assembled: what a cell of that condition and seed
+    needs (the :class:`agents.suites.contract.CellPlan` a suite is handed)."""
 
     spec: RunSpec  # the condition's view (its protocol and roles)
     condition: str
@@ -215,54 +199,53 @@ class RunPlan:
     learn: bool = False  # finished cases teach the memory (agents.learning.Learner)
     # what each log header records beyond the spec (agents.provenance.run_provenance); set by the caller
     provenance: dict = field(default_factory=dict)
-    consultation: ConsultationConfig = field(init=False)
-    cast_cfg: CastConfig = field(init=False)
+    suite: Suite = field(init=False)
     scorers: list[Scorer] = field(init=False)
     models: dict[str, str] = field(init=False)
     learner: Learner | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.consultation = consultation_config(self.spec)
-        self.cast_cfg = cast_config(self.spec, self.seed)
-        judge = self.spec.role("judge")
-        self.scorers = scorers_for(self.spec, self.llms["judge"], role_params("judge", judge, self.seed),
-                                   RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
-        self.models = describe_roles(self.spec)
-        if self.spec.memory.mode == "off":
+        self.suite = self.spec.suite
+        if self.spec.memory.mode == "off" or "memory" not in self.suite.reads:
             self.memory = None
+        self.scorers = self.suite.scorers(self)
+        self.models = describe_roles(self.spec)
         self.learner = None
         if self.learn and self.memory is not None:
-            reflector = self.spec.role("reflector")
-            self.learner = Learner(self.memory, self.llms["reflector"], role_params("reflector", reflector, self.seed),
-                                   self.llms["doctor"], self.llms["judge"], role_params("judge", judge, self.seed),
-                                   RetryPolicy(retries=reflector.retries, backoff_s=reflector.backoff_s))
+            self.learner = Learner(self.memory, self.llms["reflector"], self.params("reflector"), self.llms["doctor"],
+                                   self.llms["judge"], self.params("judge"), self.retry("reflector"))
         for role, llm in self.llms.items():
-            if getattr(llm, "name", "").startswith("replay"):
+            name = getattr(llm, "name", "")
+            if name.startswith("replay"):
                 self.models[role] = f"replay of {self.models.get(role, '?')}"
             elif isinstance(llm, A2ALLM):  # a2a:URL#NAME@VERSION once its card was read (preflight)
                 self.models[role] = llm.name
+            elif self.spec.roles[role].backend == "scripted" and name and name != "scripted":
+                self.models[role] = name  # the suite's own fake (scripted-osce)
 
-    def consultation_for(self, case: Case, sink: EventSink) -> Consultation:
-        """The case's consultation engine with its cast: AutoMedic's for that protocol."""
-        if is_automedic(self.spec):
-            from agents.suites.automedic import AutomedicConsultation, automedic_cast
+    # -- agents.suites.contract.CellPlan ------------------------------------------------
+    def params(self, role: str) -> GenerateParams:
+        return role_params(role, self.spec.role(role), self.seed, self.suite)
 
-            return AutomedicConsultation(case, automedic_cast(case, self.llms, self.cast_cfg, sink), self.consultation,
-                                         sink)
-        return Consultation(case, self.cast(case, sink), self.consultation, sink)
+    def retry(self, role: str) -> RetryPolicy:
+        rs = self.spec.role(role)
+        return RetryPolicy(retries=rs.retries, backoff_s=rs.backoff_s)
 
-    def cast(self, case: Case, sink: EventSink) -> dict[str, Participant]:
-        cast = llm_cast(case, self.llms, self.cast_cfg, sink)
-        for role in self.spec.human_roles():
-            if self.human_io is None:
-                raise AssemblyError(f"roles.{role} is played by a person: use `medsim consult --as {role}` "
-                                    f"or `medsim play --as {role}`")
-            cast[role] = HumanParticipant(role, self.human_io)
-        d = self.spec.diagnosis
-        dcfg = DeliberationConfig(cot=d.cot, ensemble=d.ensemble, panel=d.panel, k=self.spec.memory.k)
-        if self.memory is not None or dcfg.active:
-            cast["doctor"] = Deliberating(cast["doctor"], case, sink, dcfg, self.memory)
-        return cast
+    def header(self, unit: Unit) -> Header:
+        """The first line of the log of this plan's cell on ``unit``."""
+        return Header(case_id=unit.id, case_source=unit.source, seed=self.seed, condition=self.condition,
+                      spec=self.header_spec, models=self.models, git_revision=git_revision(),
+                      packages=package_versions(), **self.provenance)
+
+    # -- for the world and consult ---------------------------------------------------------
+    def cast(self, case: Case, sink: EventSink) -> Any:
+        """The participants of a live suite's cell on ``case``."""
+        return self.suite.cast(self, Unit(case.id, case.source, case), sink)
+
+    def engine(self, case: Case, sink: EventSink, cast: Any = None) -> Any:
+        """The engine of a live suite's cell on ``case`` (with ``cast``: participants the
+        world built and wrapped)."""
+        return self.suite.engine(self, Unit(case.id, case.source, case), sink, cast)
 
 
 def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends, *,
@@ -271,4 +254,3 @@ def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends, *,
     llms = {role: backends.get(role, rs, seed) for role, rs in s.roles.items()}
     # the header holds the spec but where the cell ran: a cell's log is the same on any executor
     return RunPlan(s, condition, seed, llms, spec.to_dict(executor=False), human_io, memory, learn)
-

@@ -103,7 +103,7 @@ def convert_file(src: Path, out: Path, *, llm: str = "scripted", model: str | No
     from agents.llm.spec import check_backend_spec, describe_spec
     from agents.provenance import git_revision
     from agents.suites.automedic_convert import Conversion, ItemError, ItemScreened, parse_item
-    from medsim.bench import BenchError
+    from medsim.errors import BenchError
 
     src, out = Path(src), Path(out)
     if not src.is_file():
@@ -182,19 +182,20 @@ class _Started(Event):
     command: list
 
 
-def materialise_generated(spec: Any, out: Path, *, resume: bool = False, pool: Any = None) -> Any:
+def generate_cases(spec: Any, out: Path, *, resume: bool = False, pool: Any = None) -> Path | None:
     """For ``--cases generate:N[:specialty]``: the cases invented into
-    ``OUT/generated_cases.jsonl`` (kept on ``--resume``), and ``spec`` naming that file.
-    Any other spec is returned as it is."""
+    ``OUT/generated_cases.jsonl`` (kept on ``--resume``) by ``spec``'s doctor, and that
+    file's path, which the run's spec is then resolved with (None for any other
+    ``cases``)."""
     from agents.suites.generate import GenerateError, parse_generate
-    from medsim.bench import BenchError
+    from medsim.errors import BenchError
 
     try:
         gen = parse_generate(spec.cases)
     except GenerateError as e:
         raise BenchError(str(e)) from None
     if gen is None:
-        return spec
+        return None
     from medsim.runlock import RunLock, RunLockError
 
     lock = RunLock(Path(out))  # one process at a time in OUT, from before anything is written
@@ -208,20 +209,20 @@ def materialise_generated(spec: Any, out: Path, *, resume: bool = False, pool: A
         lock.release()  # the run takes it again at once (medsim.bench.run_bench)
 
 
-def _materialise(spec: Any, gen: Any, out: Path, *, resume: bool, pool: Any) -> Any:
+def _materialise(spec: Any, gen: Any, out: Path, *, resume: bool, pool: Any) -> Path:
     from agents.events import EventLog
     from agents.llm.calls import RetryPolicy
     from agents.llm.llamacpp import LlamaPool
     from agents.suites.automedic_scripted import AutomedicScriptedLLM
     from agents.suites.generate import GenerateError, Generator
     from medsim.assemble import Backends, role_params
-    from medsim.bench import BenchError
+    from medsim.errors import BenchError
 
     path = Path(out) / GENERATED
     if path.is_file() and (resume or (Path(out) / "run.json").is_file()):
         logger.info("reusing the generated cases in %s", path)
         print(printable(f"generated cases: {path} (reused)"), flush=True)
-        return replace(spec, cases=str(path))
+        return path
     if path.is_file():
         raise BenchError(f"{path} already exists; pass --resume to reuse it, or choose another --out")
     own = pool is None
@@ -246,4 +247,4 @@ def _materialise(spec: Any, gen: Any, out: Path, *, resume: bool, pool: Any) -> 
     tmp.write_text("".join(json.dumps(r, ensure_ascii=True) + "\n" for r in records), encoding="utf-8")
     os.replace(tmp, path)
     print(printable(f"generated cases: {len(records)} of {gen.n} -> {path}"), flush=True)
-    return replace(spec, cases=str(path))
+    return path

@@ -1,13 +1,18 @@
-"""``medsim bench``: headless batch over a case set, a grid of conditions and seeds.
+"""The run loop: every suite's cells, run headless (``medsim bench``, ``medsim osce``), one
+at a time with a live printer (``medsim consult``), or re-scored (:mod:`medsim.score`).
 
-Writes under OUT: ``events/<slug>-<hash>.jsonl`` per (case, seed, condition) (header with
+Writes under OUT: ``events/<slug>-<hash>.jsonl`` per (unit, seed, condition) (header with
 the whole run spec and the run's provenance, then every event), ``results.jsonl`` (one row
 per finished cell, flushed as it finishes), ``results.csv`` (the same rows, written when
 the run finishes), ``summary.json``, ``report.md`` and ``run.json`` (the spec, checked on
 ``--resume``, and the provenance of each invocation). Nothing is written before the spec,
-the cases, the models and the servers have been checked. ``report.html`` and
-``transcripts/`` (medsim.html_report) are written last, from those files. The run holds
+the units, the models and the servers have been checked. ``report.html`` and
+``transcripts/`` (:mod:`medsim.pages`) are written last, from those files. The run holds
 ``OUT/.lock`` throughout (medsim.runlock): a second run on OUT is refused and writes nothing.
+
+What differs between suites (their units, engine, scorers, rows, summary and report
+sections) is the suite's (:class:`agents.suites.contract.Suite`); this loop knows none of
+them by name.
 """
 from __future__ import annotations
 
@@ -22,32 +27,31 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from agents.cases.model import Case, CaseRecordError
-from agents.cases.registry import load_cases, registered_case_sets, resolve_case_path
-from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, Header, MemoryLearned, Scored
+from agents.cases.registry import registered_case_sets, resolve_case_path
+from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, MemoryLearned, Scored, TeeSink
 from agents.llm.base import LLM
 from agents.llm.llamacpp import LlamaPool
 from agents.llm.spec import describe_spec, is_in_process
 from agents.llm.url_secrets import redact_tree
 from agents.names import event_file_name
 from agents.provenance import file_sha256, git_revision, package_versions, run_provenance, utc_now
-from agents.results import case_row, read_results, results_line, row_key, summarise, write_results, write_results_csv
+from agents.results import read_results, results_line, row_key, write_results, write_results_csv
 from agents.scorers import Transcript, score_case
 from agents.recall import case_key
-from agents.textsafe import md_cell, printable
+from agents.suites.contract import Unit
 from medsim.assemble import Backends, RunPlan, plan_for, pool_for, preflight
+from medsim.errors import BenchError
+from medsim.executors import open_executor
 from medsim.memory import open_memory
+from medsim.report import write_report
 from medsim.runlock import RunLock, RunLockError
-from medsim.spec import BASE_CONDITION, RunSpec
+from medsim.spec import BASE_CONDITION, RunSpec, upgrade
 
-__all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_case", "write_report", "prepare_out"]
+__all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_cell", "prepare_out", "drive",
+           "run_cells", "write_outputs", "results_line"]
 
 
 logger = logging.getLogger(__name__)
-
-
-class BenchError(RuntimeError):
-    """A problem with the run itself (bad output dir, resume mismatch); nothing ran."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,13 @@ class BenchOptions:
 class BenchOutcome:
     summary: dict[str, Any]
     out: Path
-    invalid_records: list[CaseRecordError]
+    invalid_records: list[Any]
+    headline: str = ""  # the suite's line for the end of the run
 
     @property
     def nothing_scored(self) -> bool:
-        """Cases ran and not one could be scored (every one failed or ended in an error)."""
-        return self.summary["cases"] > 0 and self.summary["scored"] == 0
+        """Cells ran and not one could be scored (every one failed or ended in an error)."""
+        return self.summary["cases"] > 0 and self.summary.get("scored") == 0
 
     def nothing_scored_message(self) -> str | None:
         """The loud line for a run that scored nothing (None when something was scored),
@@ -77,23 +82,24 @@ class BenchOutcome:
         if not self.nothing_scored:
             return None
         s = self.summary
-        reasons = Counter(str(v) for v in [*s["failed_cases"].values(), *s["error_cases"].values()] if v)
+        reasons = Counter(str(v) for v in [*(s.get("failed_cases") or {}).values(),
+                                           *(s.get("error_cases") or {}).values()] if v)
         common = ""
         if reasons:
             reason, n = reasons.most_common(1)[0]
             common = f"; the most common reason ({n} of {s['cases']}): {reason[:300]}"
-        return (f"error: nothing could be scored: all {s['cases']} consultations failed ({s['failed']}) or ended "
-                f"in an error ({s['errors']}){common}")
+        return (f"error: nothing could be scored: all {s['cases']} consultations failed ({s.get('failed', 0)}) or "
+                f"ended in an error ({s['errors']}){common}")
 
     @property
     def exit_code(self) -> int:
         return 1 if self.summary["errors"] or self.nothing_scored else 0
 
 
-# -- one case ---------------------------------------------------------------------------
-def drive(build: Callable[[], Any], log: EventLog) -> None:
+# -- one cell ---------------------------------------------------------------------------
+def drive(build: Callable[[], Any], log: Any) -> None:
     """Build an engine (a consultation, an OSCE encounter: ``start``, ``step``, ``done``,
-    ``fail``, ``finish``) and run it to its end. A cast that cannot be built, or a bug
+    ``fail``, ``finish``) and run it to its end. An engine that cannot be built, or a bug
     in a step, is recorded as that cell's error: one cell must not lose the run."""
     try:
         engine = build()
@@ -111,32 +117,50 @@ def drive(build: Callable[[], Any], log: EventLog) -> None:
     engine.finish()
 
 
-def run_case(plan: RunPlan, case: Case, path: Path, *, events_file: str) -> dict[str, Any]:
-    """Consultation, scoring and the result row of one (case, seed, condition); every
-    event goes to ``path``. A bug in one case is recorded as that case's error."""
+def run_cell(plan: RunPlan, unit: Unit, path: Path | None, *, events_file: str, sinks: Sequence[Any] = ()
+             ) -> dict[str, Any]:
+    """One cell: the suite's engine, its scorers, the memory's learning (where the plan
+    learns) and the cell's results row; every event goes to ``path`` (None: no file) and
+    to ``sinks`` (a live printer). A bug in one cell is recorded as that cell's error."""
     t0 = time.perf_counter()
+    suite = plan.suite
     events: list[dict[str, Any]] = []
-    with EventLog(path, keep=events) as log:
-        log.emit(Header(case_id=case.id, case_source=case.source, seed=plan.seed, condition=plan.condition,
-                        spec=plan.header_spec, models=plan.models, git_revision=git_revision(),
-                        packages=package_versions(), **plan.provenance))
-        drive(lambda: plan.consultation_for(case, log), log)  # AutoMedic's engine for that protocol
+    with EventLog(path, keep=events) if path is not None else _KeptEvents(events) as log:
+        sink = TeeSink(log, *sinks) if sinks else log
+        log.emit(plan.header(unit))
+        drive(lambda: suite.engine(plan, unit, sink), sink)
         try:
-            score_case(case, Transcript.from_events(events, case_id=case.id), plan.scorers, log)
-        except Exception as e:  # noqa: BLE001 - recorded as the case's error
-            log.emit(Scored(scorer="diagnosis", value=None,
+            score_case(unit.item, Transcript.from_events(events, case_id=unit.id), plan.scorers, sink)
+        except Exception as e:  # noqa: BLE001 - recorded as the cell's error
+            log.emit(Scored(scorer=plan.scorers[0].name if plan.scorers else suite.name, value=None,
                             details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
         if plan.learner is not None:
             try:
-                plan.learner.learn(case, events, log)
+                plan.learner.learn(unit.item, events, sink)
             except Exception as e:  # noqa: BLE001 - learning that breaks must not lose the case
                 log.emit(MemoryLearned(action="nothing", buffer=None, record_id=None,
                                        reason=f"internal error in learning: {type(e).__name__}: {e}"))
-        row = case_row(case, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
-                       wall_s=time.perf_counter() - t0)
-        log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row["diagnosis"],
-                              correct=row["correct"]))
+        row = suite.row(unit, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
+                        wall_s=time.perf_counter() - t0)
+        log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row.get("diagnosis"),
+                              correct=row.get("correct")))
     return row
+
+
+class _KeptEvents:
+    """An event log with no file: the events, as dicts, kept in a list."""
+
+    def __init__(self, keep: list[dict[str, Any]]):
+        self.keep = keep
+
+    def __enter__(self) -> "_KeptEvents":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def emit(self, event: Any, **_: Any) -> None:
+        self.keep.append(event.to_dict())
 
 
 # -- the output directory --------------------------------------------------------------
@@ -234,9 +258,8 @@ def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any]
             prev = prev if isinstance(prev, dict) else {}
             # both redacted (a run.json from before redaction holds the key): a rotated key still resumes
             mine, theirs = spec.identity(), redact_tree(prev.get("identity"))
-            older = getattr(spec, "OLDER_DEFAULTS", {})  # keys a run made before them lacks, read as then
-            if isinstance(theirs, dict) and older:
-                theirs = {**older, **theirs}
+            if isinstance(theirs, dict):  # a run an older medsim made, in today's layout
+                theirs = upgrade(theirs)
             diffs = []
             if isinstance(theirs, dict):
                 theirs, diffs = _same_case_files(mine, theirs, prev)
@@ -281,7 +304,7 @@ class _Results:
     def __init__(self, path: Path, keep: list[dict[str, Any]], fsync: bool = False):
         self.path, self.fsync = path, fsync
         self.lock = threading.Lock()
-        lines = [_row_line(r) for r in keep]
+        lines = [results_line(r) for r in keep]
         try:
             same = path.read_bytes() == "".join(lines).encode("ascii")
         except OSError:
@@ -292,7 +315,7 @@ class _Results:
 
     def append(self, row: dict[str, Any]) -> None:
         with self.lock:
-            self.fh.write(_row_line(row))
+            self.fh.write(results_line(row))
             self.fh.flush()
             if self.fsync:
                 os.fsync(self.fh.fileno())
@@ -301,21 +324,17 @@ class _Results:
         self.fh.close()
 
 
-_row_line = results_line  # (medsim.score writes its rows with it)
 
 
 # -- the run -----------------------------------------------------------------------------
-def _run_cells(todo: Sequence[tuple[Any, Any]], out: Path, keep: list[dict[str, Any]], *, workers: int,
-               total: int, progress: bool, fsync: bool, on_row: Callable[[dict[str, Any]], None] | None,
-               desc: str = "case", executor: Callable[[int], Any] | None = None,
-               cell: Callable[..., dict[str, Any]] = run_case,
-               progress_summary: Callable[[list[dict[str, Any]]], Any] | None = summarise) -> list[dict[str, Any]]:
-    """Run cells (plan, case) into ``out``/events, appending rows to ``out``/results.jsonl
+def run_cells(todo: Sequence[tuple[RunPlan, Unit]], out: Path, keep: list[dict[str, Any]], *, workers: int,
+              total: int, progress: bool, fsync: bool, on_row: Callable[[dict[str, Any]], None] | None,
+              desc: str = "case", executor: Callable[[int], Any] | None = None,
+              progress_summary: Callable[[list[dict[str, Any]]], Any] | None = None) -> list[dict[str, Any]]:
+    """Run cells (plan, unit) into ``out``/events, appending rows to ``out``/results.jsonl
     as each finishes; returns every row (kept ones first). ``executor``: ``workers`` ->
-    the concurrent.futures.Executor the cells run on (medsim.executors; default: threads).
-    ``cell(plan, case, path, events_file=...)`` runs one (a suite's own: the OSCE
-    encounter's ``medsim.osce.run_cell``; a plan has ``seed`` and ``condition``, a case
-    ``id``); ``progress_summary(rows)`` is what the progress line shows (None: counts only)."""
+    the concurrent.futures.Executor the cells run on (medsim.executors; default: threads);
+    ``progress_summary(rows)`` is what the progress line shows (None: counts only)."""
     (out / "events").mkdir(parents=True, exist_ok=True)
     results = _Results(out / "results.jsonl", keep, fsync=fsync)
     bar = None
@@ -327,9 +346,9 @@ def _run_cells(todo: Sequence[tuple[Any, Any]], out: Path, keep: list[dict[str, 
     try:
         with (executor(workers) if executor else ThreadPoolExecutor(max_workers=workers)) as ex:
             futs = {}
-            for plan, c in todo:
-                name = event_file_name(c.id, plan.seed, plan.condition)
-                futs[ex.submit(cell, plan, c, out / "events" / name, events_file=f"events/{name}")] = c
+            for plan, unit in todo:
+                name = event_file_name(unit.id, plan.seed, plan.condition)
+                futs[ex.submit(run_cell, plan, unit, out / "events" / name, events_file=f"events/{name}")] = unit
             for fut in as_completed(futs):
                 row = fut.result()
                 results.append(row)
@@ -337,7 +356,7 @@ def _run_cells(todo: Sequence[tuple[Any, Any]], out: Path, keep: list[dict[str, 
                 if on_row:
                     on_row(row)
                 logger.debug("%s %s (seed %s, %s): %s", desc, row["case_id"], row.get("seed", 0),
-                          row.get("condition", "base"), row["status"])
+                             row.get("condition", "base"), row["status"])
                 if bar is not None:
                     bar.update(progress_summary(rows) if progress_summary is not None else None)
     finally:
@@ -347,37 +366,36 @@ def _run_cells(todo: Sequence[tuple[Any, Any]], out: Path, keep: list[dict[str, 
     return rows
 
 
-def _leaks(memory: Any, cases: Sequence[Case]) -> list[str]:
+def _leaks(memory: Any, units: Sequence[Unit]) -> list[str]:
     keys = memory.case_keys()
-    return [c.id for c in cases if case_key(c) in keys]
+    return [u.id for u in units if case_key(u.item) in keys]
 
 
 def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] | None = None,
               pool: LlamaPool | None = None, on_row: Callable[[dict[str, Any]], None] | None = None) -> BenchOutcome:
-    """Run (or resume) a benchmark. ``backends``: models by role name that replace the
-    spec's (tests inject fakes). With memory, a learning split (``memory.learn_cases``)
+    """Run (or resume) a run of any suite. ``backends``: models by role name that replace
+    the spec's (tests inject fakes). With memory, a learning split (``memory.learn_cases``)
     runs first, learning, into ``OUT/learning/``; the scored cases then run with the
     memory frozen. A scored case found in the memory stops the run before it starts."""
     started = utc_now()
+    suite = spec.suite
     if spec.human_roles():
         raise BenchError(f"a benchmark runs no people, but {', '.join(spec.human_roles())} is set to 'human'; "
                          "play it with `medsim consult --as ROLE` or `medsim play --as ROLE`")
-    cases, invalid = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
-    if spec.limit is not None:
-        cases = cases[: spec.limit]
+    loaded = suite.load(spec)
     ms = spec.memory
-    learn_cases: list[Case] = []
-    if ms.learn_cases:
-        learn_cases, _ = load_cases(ms.learn_cases, skip_invalid=spec.skip_invalid)
-        learn_cases = learn_cases[: ms.learn_limit] if ms.learn_limit else learn_cases
-        shared = {case_key(c) for c in learn_cases} & {case_key(c) for c in cases}
+    memory_read = "memory" in suite.reads
+    learn_units: list[Unit] = []
+    if memory_read and ms.learn_cases:
+        learn_units = list(suite.load(replace(spec, cases=ms.learn_cases, limit=ms.learn_limit)).units)
+        shared = {case_key(u.item) for u in learn_units} & {case_key(u.item) for u in loaded.units}
         if shared:
-            names = [c.id for c in cases if case_key(c) in shared]
+            names = [u.id for u in loaded.units if case_key(u.item) in shared]
             raise BenchError(f"the learning split and the scored cases share {len(names)} case(s) "
                              f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}): a scored case must never "
                              "be learned from")
-    uses_memory = any(spec.for_condition(c).memory.mode != "off" for c in spec.condition_names())
-    learns_online = spec.learns_online
+    uses_memory = memory_read and any(spec.for_condition(c).memory.mode != "off" for c in spec.condition_names())
+    learns_online = memory_read and spec.learns_online
     if learns_online and (len(spec.seeds) > 1 or len(spec.condition_names()) > 1):
         raise BenchError("learning online (memory mode 'learn' without a learning split) runs one seed and one "
                          "condition: a case learned in one cell would be in memory for the next; use "
@@ -388,46 +406,45 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
     cells = None
     lock = RunLock(opts.out)  # one process at a time in OUT, taken once the checks pass (medsim.runlock)
     try:
-        built = Backends({c.id: c for c in [*cases, *learn_cases]}, pool, override=backends)
+        built = Backends.for_run(spec, loaded, pool, override=backends, extra=learn_units)
         built.check(spec)
         if spec.preflight:
             preflight(spec, skip_roles=list(backends or ()), backends=built)  # A2A agents keep their cards
-        from medsim.executors import open_executor  # (it imports this module)
-
-        cells = open_executor(spec, cases, override=backends)  # Ray: checked and joined before anything is written
+        cells = open_executor(spec, loaded, override=backends)  # Ray: checked first
         if uses_memory:
             try:
                 memory = open_memory(ms, read_only=not (ms.learn_cases or learns_online))
             except Exception as e:  # noqa: BLE001 - a memory that cannot be opened stops the run, named
                 raise BenchError(f"memory at {ms.dir}: {e}") from None
 
-        def stamp(plan: RunPlan, cases: str) -> dict[str, Any]:  # a header's provenance: its cell's models
-            return run_provenance(cases_file=resolve_case_path(cases), models=plan.models, llms=plan.llms,
-                                  command=opts.command or None, started=started)
+        def stamp(plan: RunPlan, cases: str | None) -> dict[str, Any]:  # a header's provenance: its cell's models
+            return run_provenance(cases_file=resolve_case_path(cases) if cases else None, models=plan.models,
+                                  llms=plan.llms, command=opts.command or None, started=started)
 
+        cases_file = spec.cases if "cases" in suite.reads else None
         try:
             lock.acquire()  # before anything in OUT is read or written; refused at once if another run holds it
         except RunLockError as e:
             raise BenchError(str(e)) from None
-        keep = prepare_out(spec, opts, _provenance(spec, built, opts, started))
+        keep = prepare_out(spec, opts, _provenance(spec, built, opts, started, cases_file))
         done = {row_key(r) for r in keep}
-        if learn_cases:
+        if learn_units:
             assert memory is not None
             lkeep = read_results(opts.out / "learning" / "results.jsonl")
             ldone = {r["case_id"] for r in lkeep}
             learning = replace(spec, conditions={})  # the run's own memory (mode learn), not a condition's
             plan = plan_for(learning, BASE_CONDITION, spec.seeds[0], built, memory=memory, learn=True)
             plan.provenance = stamp(plan, ms.learn_cases)
-            lrows = _run_cells([(plan, c) for c in learn_cases if c.id not in ldone], opts.out / "learning", lkeep,
-                               workers=1, total=len(learn_cases), progress=opts.progress, fsync=opts.fsync,
-                               on_row=None, desc="learning case")
+            lrows = run_cells([(plan, u) for u in learn_units if u.id not in ldone], opts.out / "learning", lkeep,
+                              workers=1, total=len(learn_units), progress=opts.progress, fsync=opts.fsync,
+                              on_row=None, desc="learning case", progress_summary=suite.progress)
             (opts.out / "learning" / "summary.json").write_text(
-                json.dumps({**summarise(lrows), "memory": memory.state()}, indent=2, ensure_ascii=False) + "\n",
+                json.dumps({**suite.summary(lrows), "memory": memory.state()}, indent=2, ensure_ascii=False) + "\n",
                 encoding="utf-8")
-            write_results_csv(lrows, opts.out / "learning" / "results.csv")
+            write_results_csv([suite.csv_row(r) for r in lrows], opts.out / "learning" / "results.csv")
         if memory is not None:
             finished = {r["case_id"] for r in keep}  # learned online after they were scored (resume)
-            leaked = [cid for cid in _leaks(memory, cases) if cid not in finished]
+            leaked = [cid for cid in _leaks(memory, loaded.units) if cid not in finished]
             if leaked:
                 raise BenchError(f"{len(leaked)} scored case(s) are in the memory at {ms.dir} "
                                  f"({', '.join(leaked[:5])}{', ...' if len(leaked) > 5 else ''}): their answers would "
@@ -435,12 +452,12 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         plans: dict[tuple[str, int], RunPlan] = {}
         for cond in spec.condition_names():
             for seed in spec.seeds:
-                online = spec.for_condition(cond).memory.mode == "learn" and not ms.learn_cases
+                online = memory_read and spec.for_condition(cond).memory.mode == "learn" and not ms.learn_cases
                 plans[(cond, seed)] = plan_for(spec, cond, seed, built, memory=memory, learn=online)
-                plans[(cond, seed)].provenance = stamp(plans[(cond, seed)], spec.cases)
-        todo = [(plans[(cond, seed)], c) for cond in spec.condition_names() for seed in spec.seeds for c in cases
-                if (c.id, seed, cond) not in done]
-        total = len(cases) * len(plans)
+                plans[(cond, seed)].provenance = stamp(plans[(cond, seed)], cases_file)
+        cells_all = [(plans[(cond, seed)], u) for cond in spec.condition_names() for seed in spec.seeds
+                     for u in loaded.for_seed(seed)]
+        todo = [(p, u) for p, u in cells_all if (u.id, p.seed, p.condition) not in done]
         if spec.workers > 1 and spec.executor == "local" and spec.batched is False and \
                 all(is_in_process(rs.backend) for rs in spec.all_roles() if rs.backend != "none"):  # (vision off)
             # batched decoding is the default here (RunSpec.decodes_batched); turned off, measured on
@@ -451,21 +468,18 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
                            "case's context); without --no-batched the cases' calls decode together")
         # learning online changes the memory case by case: one at a time keeps the run reproducible
         workers = 1 if learns_online else spec.workers
-        rows = _run_cells(todo, opts.out, keep, workers=workers, total=total, progress=opts.progress,
-                          fsync=opts.fsync, on_row=on_row, executor=cells)
-        order = {(c.id, seed, cond): i for i, (cond, seed, c) in
-                 enumerate((cond, seed, c) for cond in spec.condition_names() for seed in spec.seeds for c in cases)}
+        rows = run_cells(todo, opts.out, keep, workers=workers, total=len(cells_all), progress=opts.progress,
+                         fsync=opts.fsync, on_row=on_row, executor=cells, desc=suite.unit_name,
+                         progress_summary=suite.progress)
+        order = {(u.id, p.seed, p.condition): i for i, (p, u) in enumerate(cells_all)}
         rows.sort(key=lambda r: order.get(row_key(r), len(order)))
-        summary = summarise(rows)
-        summary["invalid_records_skipped"] = len(invalid)
+        summary = suite.summary(rows)
+        summary["invalid_records_skipped"] = len(loaded.invalid)
         if memory is not None:
             summary["memory"] = memory.state()
-        (opts.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         first = next(iter(plans.values()))
-        write_report(opts.out, spec, summary, rows, first.models)
-        write_results_csv(rows, opts.out / "results.csv")
-        _write_html(opts.out, rows)
-        return BenchOutcome(summary, opts.out, invalid)
+        write_outputs(opts.out, spec, summary, rows, first.models)
+        return BenchOutcome(summary, opts.out, list(loaded.invalid), suite.headline(summary))
     finally:
         if cells is not None:
             cells.close()
@@ -476,20 +490,25 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
         lock.release()
 
 
-def _write_html(out: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    """report.html and the transcripts (medsim.html_report). The run's results are all on
-    disk by now: a report that cannot be written is said, not raised (``medsim view``
-    writes it again)."""
-    from medsim.html_report import write_html_report
+def write_outputs(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                  models: Mapping[str, str], *, title: str | None = None, links_to: Path | None = None) -> None:
+    """What a run (or a re-scoring, ``links_to`` its run) leaves beside its rows:
+    summary.json, report.md, results.csv and report.html with its transcript pages."""
+    suite = spec.suite
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_report(out, spec, summary, rows, models, title=title)
+    write_results_csv([suite.csv_row(r) for r in rows], out / "results.csv")
+    from medsim.pages import write_report_page
 
     try:
-        write_html_report(out, rows)
+        write_report_page(out, rows, title=title, links_to=links_to, models=models if links_to else None)
     except Exception as e:  # noqa: BLE001 - the results stand without their HTML view
         logger.warning("%s not written (%s: %s); `medsim view %s` writes it again", out / "report.html",
-                    type(e).__name__, e, out)
+                       type(e).__name__, e, links_to or out)
 
 
-def _provenance(spec: RunSpec, built: Backends, opts: BenchOptions, started: str) -> dict[str, Any]:
+def _provenance(spec: RunSpec, built: Backends, opts: BenchOptions, started: str, cases_file: str | None
+                ) -> dict[str, Any]:
     """run.json's provenance: every model file any role of any condition loads."""
     models: dict[str, str] = {}
     llms: dict[str, LLM] = {}
@@ -497,58 +516,8 @@ def _provenance(spec: RunSpec, built: Backends, opts: BenchOptions, started: str
         for role, rs in spec.for_condition(cond).roles.items():
             models[f"{cond}.{role}"] = describe_spec(rs.backend, rs.model)
             llms[f"{cond}.{role}"] = built.get(role, rs, spec.seeds[0])
-    prov = run_provenance(cases_file=resolve_case_path(spec.cases), models=models, llms=llms,
+    prov = run_provenance(cases_file=resolve_case_path(cases_file) if cases_file else None, models=models, llms=llms,
                           command=opts.command or None, started=started)
-    if spec.memory.learn_cases:
+    if "memory" in spec.suite.reads and spec.memory.learn_cases:
         prov["learn_cases_sha256"] = file_sha256(resolve_case_path(spec.memory.learn_cases))
     return prov
-
-
-def _fmt_acc(s: Mapping[str, Any]) -> str:
-    if s["accuracy"] is None:
-        return "n/a"
-    return f"{s['accuracy']:.1%} (95% CI {s['ci95'][0]:.1%}-{s['ci95'][1]:.1%})"
-
-
-def write_report(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-                 models: Mapping[str, str], title: str | None = None) -> None:
-    """report.md. Every text from a model, a case or the spec is escaped
-    (:func:`agents.textsafe.printable`); table cells keep their row (``|`` escaped)."""
-    cell = md_cell
-    p = spec.protocol
-    md = [f"# {title or 'medsim bench: ' + spec.cases}", "",
-          f"- git revision: `{git_revision()}`",
-          f"- seeds: {', '.join(map(str, spec.seeds))}; protocol {p.name} (doctor {p.doctor_mode}, "
-          f"min gathering {p.min_gathering}, guards {'on' if p.guards else 'off'}), max turns {p.max_turns}",
-          "- models: " + ", ".join(f"{r}={printable(m, single_line=True)}" for r, m in models.items()), "",
-          "## Summary", "",
-          f"- cases: {summary['cases']} (scored {summary['scored']}, failed {summary['failed']}, errors {summary['errors']})",
-          f"- accuracy: {summary['correct']}/{summary['scored']} = {_fmt_acc(summary)}",
-          f"- no diagnosis given: {summary['no_diagnosis']}",
-          f"- mean turns: {summary['mean_turns']}, mean tests requested: {summary['mean_tests']}",
-          f"- tokens: prompt sent {summary['prompt_tokens']}, prompt evaluated "
-          f"{summary['prompt_tokens_evaluated']}, completion {summary['completion_tokens']}"]
-    if len(spec.condition_names()) > 1:
-        from medsim.ladder import condition_table, table_markdown, write_chart
-
-        table = condition_table(rows, spec.condition_names())
-        md += ["", "## Conditions (in order; each compared with the one before it, paired by case)", ""]
-        md += table_markdown(table)
-        try:
-            write_chart(table, out / "conditions.png", title=spec.cases)
-            md += ["", "![accuracy by condition, and against cost](conditions.png)"]
-        except ImportError as e:  # matplotlib missing: the table still stands
-            md += ["", f"(no chart: {e})"]
-    md += ["", "## Cases", "", "| case | seed | condition | status | correct | diagnosis | truth | turns | tests |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        md.append(f"| {cell(r['case_id'])} | {cell(r.get('seed', 0))} | {cell(r.get('condition', 'base'))} | "
-                  f"{cell(r['status'])} | {cell(r['correct'])} | {cell(r['diagnosis'])} | {cell(r['truth'])} | "
-                  f"{cell(r['turns'])} | {cell(r['n_tests'])} |")
-    from agents.suites.care import care_markdown
-
-    md += care_markdown(summary)  # AutoMedic runs: CARE, for the run and per condition
-    if summary["errors"]:
-        md += ["", "## Errors", ""] + [f"- `{cell(k)}`: {cell(v)}" for k, v in summary["error_cases"].items()]
-    # a last pass over the whole page: the title, condition names and anything not a cell
-    (out / "report.md").write_text(printable("\n".join(md)) + "\n", encoding="utf-8")

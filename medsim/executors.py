@@ -3,13 +3,13 @@
 :func:`open_executor` turns a spec's ``executor`` into a :class:`CellExecutors`: a
 factory ``(workers) -> concurrent.futures.Executor`` that :func:`medsim.bench._run_cells`
 runs its cells with, and ``close()``. Either way a cell is submitted as
-``submit(run_case, plan, case, path, events_file=...)`` and its future holds the cell's
+``submit(run_cell, plan, unit, path, events_file=...)`` and its future holds the cell's
 results row once the cell's event log is at ``path``; the bench appends the rows through
 one writer in the order they finish. So a run directory is the same whichever executor
 ran it, and ``--resume`` continues a run on either.
 
 Ray (``executor = "ray"``, an optional extra: ``pip install 'medsim[ray]'``): a pool of
-``workers`` actors, each holding the run's spec (as :meth:`RunSpec.to_dict`), its cases
+``workers`` actors, each holding the run's spec (as :meth:`RunSpec.to_dict`), its units
 and its backends, built there (an in-process model loads once per actor). An actor runs
 one cell at a time into a file of its own and returns the row and the log's bytes; the
 driver writes the log under ``OUT/events``. A cell whose actor fails (an exception, a
@@ -29,13 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from agents.cases.model import Case
-from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog, Header
+from agents.events import CaseError, CaseFinished, ConsultationEnded, EventLog
 from agents.llm.base import LLM
-from agents.provenance import git_revision, package_versions
-from agents.results import case_row
-from medsim.assemble import RunPlan
-from medsim.bench import BenchError
+from agents.llm.llamacpp import LlamaPool
+from agents.suites.contract import Unit, Units
+from medsim.assemble import Backends, RunPlan, plan_for
+from medsim.errors import BenchError
 from medsim.spec import RunSpec
 
 __all__ = ["CellExecutors", "LocalCells", "RayCells", "open_executor", "failed_cell", "RAY_INSTALL"]
@@ -63,35 +62,33 @@ class LocalCells(CellExecutors):
         return ThreadPoolExecutor(max_workers=workers)
 
 
-def open_executor(spec: RunSpec, cases: Sequence[Case], *, override: Mapping[str, LLM] | None = None
+def open_executor(spec: RunSpec, units: Units, *, override: Mapping[str, LLM] | None = None
                   ) -> CellExecutors:
     """The spec's executor, checked and connected: a missing Ray, a run it cannot do, or
-    a cluster it cannot reach raise :class:`~medsim.bench.BenchError` before anything is
+    a cluster it cannot reach raise :class:`~medsim.errors.BenchError` before anything is
     written."""
     if spec.executor == "local":
         return LocalCells()
     assert spec.executor == "ray", spec.executor
-    return RayCells.connect(spec, cases, override=override)
+    return RayCells.connect(spec, units, override=override)
 
 
-# -- a cell that failed outside run_case --------------------------------------------------
-def failed_cell(plan: RunPlan, case: Case, path: Path, *, events_file: str, error: str, wall_s: float = 0.0
+# -- a cell that failed outside run_cell --------------------------------------------------
+def failed_cell(plan: RunPlan, unit: Unit, path: Path, *, events_file: str, error: str, wall_s: float = 0.0
                 ) -> dict[str, Any]:
     """Write ``path`` as the log of a cell that ended in ``error`` before it could record
     anything itself (its worker raised or died), and return its error row: the same
-    events :func:`medsim.bench.run_case` writes for a cast that cannot be built."""
+    events :func:`medsim.bench.run_cell` writes for a cast that cannot be built."""
     events: list[dict[str, Any]] = []
     with EventLog(path, keep=events) as log:
-        log.emit(Header(case_id=case.id, case_source=case.source, seed=plan.seed, condition=plan.condition,
-                        spec=plan.header_spec, models=plan.models, git_revision=git_revision(),
-                        packages=package_versions(), **plan.provenance))
+        log.emit(plan.header(unit))
         log.emit(CaseError(turn=0, error=error))
         log.emit(ConsultationEnded(status="error", turns=0, diagnosis=None, tests_requested=[], error=error,
                                    failure=None))
-        row = case_row(case, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
+        row = plan.suite.row(unit, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
                        wall_s=wall_s)
-        log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row["diagnosis"],
-                              correct=row["correct"]))
+        log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row.get("diagnosis"),
+                              correct=row.get("correct")))
     return row
 
 
@@ -108,13 +105,10 @@ class CellWorker:
     """A Ray actor's state: the run's spec, cases and backends (built here, once), and a
     plan per (condition, seed). Runs one cell at a time into its own folder."""
 
-    def __init__(self, spec: Mapping[str, Any], cases: Sequence[Case], override: Mapping[str, LLM] | None):
-        from agents.llm.llamacpp import LlamaPool
-        from medsim.assemble import Backends
-
+    def __init__(self, spec: Mapping[str, Any], units: Units, override: Mapping[str, LLM] | None):
         self.spec = RunSpec.from_dict(spec)
         self.pool = LlamaPool()
-        self.backends = Backends({c.id: c for c in cases}, self.pool, override=override)
+        self.backends = Backends.for_run(self.spec, units, self.pool, override=override)
         self.plans: dict[tuple[str, int], RunPlan] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="medsim-cell-")
         self.tmp = Path(self._tmp.name)
@@ -123,11 +117,9 @@ class CellWorker:
         return True
 
     def run(self, fn: Callable[..., dict[str, Any]], condition: str, seed: int, provenance: Mapping[str, Any],
-            case: Case, events_file: str) -> tuple[dict[str, Any], bytes]:
-        """``fn(plan, case, path, events_file=...)`` (medsim.bench.run_case) on this
+            unit: Unit, events_file: str) -> tuple[dict[str, Any], bytes]:
+        """``fn(plan, unit, path, events_file=...)`` (medsim.bench.run_cell) on this
         worker; the row and the bytes of the log it wrote."""
-        from medsim.assemble import plan_for
-
         plan = self.plans.get((condition, seed))
         if plan is None:
             plan = plan_for(self.spec, condition, seed, self.backends)
@@ -135,7 +127,7 @@ class CellWorker:
             self.plans[(condition, seed)] = plan
         path = self.tmp / Path(events_file).name
         try:
-            row = fn(plan, case, path, events_file=events_file)
+            row = fn(plan, unit, path, events_file=events_file)
             return row, path.read_bytes()
         finally:
             path.unlink(missing_ok=True)
@@ -156,7 +148,7 @@ class _Cell:
     future: Future
     fn: Callable[..., dict[str, Any]]
     plan: RunPlan
-    case: Case
+    unit: Unit
     path: Path
     events_file: str
     started: float = 0.0
@@ -182,8 +174,8 @@ class _RayPool(Executor):
         self.thread.start()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:  # type: ignore[override]
-        plan, case, path = args
-        cell = _Cell(Future(), fn, plan, case, Path(path), kwargs["events_file"])
+        plan, unit, path = args
+        cell = _Cell(Future(), fn, plan, unit, Path(path), kwargs["events_file"])
         with self.cv:
             if self.closed:
                 raise RuntimeError("cannot submit a cell after shutdown")
@@ -198,7 +190,7 @@ class _RayPool(Executor):
                 continue
             actor = self.idle.pop()
             cell.started = time.perf_counter()
-            ref = actor.run.remote(cell.fn, cell.plan.condition, cell.plan.seed, cell.plan.provenance, cell.case,
+            ref = actor.run.remote(cell.fn, cell.plan.condition, cell.plan.seed, cell.plan.provenance, cell.unit,
                                    cell.events_file)
             self.running[ref] = (actor, cell)
 
@@ -247,8 +239,8 @@ class _RayPool(Executor):
             except Exception as e:  # noqa: BLE001 - a worker's failure is its cell's error, never the run's
                 alive = not isinstance(e, self.ray.exceptions.RayActorError)
                 error = _worker_error(self.ray, e)
-                logger.warning("case %s (seed %s, %s): %s", cell.case.id, cell.plan.seed, cell.plan.condition, error)
-                row = failed_cell(cell.plan, cell.case, cell.path, events_file=cell.events_file, error=error,
+                logger.warning("case %s (seed %s, %s): %s", cell.unit.id, cell.plan.seed, cell.plan.condition, error)
+                row = failed_cell(cell.plan, cell.unit, cell.path, events_file=cell.events_file, error=error,
                                   wall_s=time.perf_counter() - cell.started)
             else:
                 cell.path.write_bytes(data)
@@ -266,7 +258,7 @@ class _RayPool(Executor):
             for cell in self.queue:
                 cell.future.cancel()
             for _, cell in self.running.values():  # running: cannot be cancelled, and never settled now
-                cell.future.set_exception(RuntimeError(f"case {cell.case.id}: stopped before it finished"))
+                cell.future.set_exception(RuntimeError(f"case {cell.unit.id}: stopped before it finished"))
             self.queue.clear()
             self.running.clear()
             self.cv.notify_all()
@@ -284,10 +276,10 @@ class RayCells(CellExecutors):
     ``spec.ray_address`` ("auto": the one running here), or starts a local instance
     (shut down again by :meth:`close`)."""
 
-    def __init__(self, ray: Any, spec: RunSpec, cases: Sequence[Case], override: Mapping[str, LLM] | None,
+    def __init__(self, ray: Any, spec: RunSpec, units: Units, override: Mapping[str, LLM] | None,
                  started: bool):
         self.ray, self.spec, self.started = ray, spec, started
-        self.cases_ref = ray.put(list(cases))
+        self.units_ref = ray.put(units)
         try:
             self.override_ref = ray.put(dict(override or {}))
         except Exception as e:  # noqa: BLE001 - an injected backend that cannot travel to a worker
@@ -295,7 +287,7 @@ class RayCells(CellExecutors):
             raise BenchError(f"--executor ray: the injected backends cannot be sent to Ray workers ({e})") from None
 
     @classmethod
-    def connect(cls, spec: RunSpec, cases: Sequence[Case], *, override: Mapping[str, LLM] | None = None
+    def connect(cls, spec: RunSpec, units: Units, *, override: Mapping[str, LLM] | None = None
                 ) -> "RayCells":
         ray = _import_ray()
         modes = {spec.for_condition(c).memory.mode for c in spec.condition_names()}
@@ -316,7 +308,7 @@ class RayCells(CellExecutors):
             started = True
         elif spec.ray_address is not None:
             logger.info("Ray is already initialised in this process; --ray-address %s is not used", spec.ray_address)
-        return cls(ray, spec, cases, override, started)
+        return cls(ray, spec, units, override, started)
 
     def __call__(self, workers: int) -> Executor:
         ray = self.ray
@@ -330,7 +322,7 @@ class RayCells(CellExecutors):
         spec = self.spec.to_dict(secrets=True)  # the workers build the backends: a URL's key is needed there
 
         def new_actor() -> Any:
-            return worker.remote(spec, self.cases_ref, self.override_ref)
+            return worker.remote(spec, self.units_ref, self.override_ref)
 
         actors = [new_actor() for _ in range(max(1, n))]
         try:  # a worker that cannot even start (medsim missing on a node) stops the run, not each cell

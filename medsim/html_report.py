@@ -31,6 +31,7 @@ from markupsafe import Markup, escape
 
 from agents.events import expand_prompts
 from agents.results import read_results, summarise
+from agents.roles import STAFF, get_role, role_names, speaker_label
 from agents.textsafe import UNSAFE
 
 __all__ = ["write_html_report", "neutralise", "transcript_href", "rescored_links", "ReportError"]
@@ -102,7 +103,7 @@ def _environment():
     return env
 
 
-def _render(template: str, **ctx: Any) -> str:
+def render_page(template: str, **ctx: Any) -> str:
     env = _environment()
     css = env.loader.get_source(env, "style.css")[0]
     return env.get_template(template).render(css=Markup(css), **ctx)
@@ -118,7 +119,7 @@ def _num(x: Any, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _write(path: Path, text: str) -> None:
+def write_page(path: Path, text: str) -> None:
     """A page replaced whole (a reader never sees half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -146,7 +147,7 @@ def transcript_href(row: Mapping[str, Any]) -> str | None:
     return f"{TRANSCRIPTS}/{stem}.html" if stem else None
 
 
-def _read_events(path: Path) -> list[dict[str, Any]]:
+def read_events(path: Path) -> list[dict[str, Any]]:
     out = []
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -207,7 +208,7 @@ def _case_file(run: Mapping[str, Any], header: Mapping[str, Any] | None) -> dict
         return {"name": name, "sha256": None, "how": f"not recorded, and the file cannot be read now ({e})"}
 
 
-def _command(run: Mapping[str, Any]) -> str | None:
+def run_command(run: Mapping[str, Any]) -> str | None:
     argv = run.get("argv") or run.get("command")
     if isinstance(argv, list) and argv:
         return shlex.join(str(a) for a in argv)
@@ -256,7 +257,7 @@ class Plot:
     data_uri: str
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -269,15 +270,15 @@ def _png_uri(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
-def _fig_uri(fig: Any) -> str:
+def fig_uri(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return _png_uri(buf.getvalue())
 
 
 def _condition_plot(table: Sequence[Mapping[str, Any]], title: str) -> Plot:
-    from medsim.ladder import write_chart
+    from agents.conditions import write_chart
 
     with tempfile.TemporaryDirectory(prefix="medsim-report-") as d:
         path = write_chart(table, Path(d) / "conditions.png", title=title)
@@ -287,7 +288,7 @@ def _condition_plot(table: Sequence[Mapping[str, Any]], title: str) -> Plot:
 
 
 def _group_plot(groups: Sequence[tuple[str, Mapping[str, Any]]], title: str) -> Plot:
-    plt = _pyplot()
+    plt = pyplot()
     names = [g for g, _ in groups]
     acc = [0.0 if s["accuracy"] is None else s["accuracy"] * 100 for _, s in groups]
     lo = [a - s["ci95"][0] * 100 if s["accuracy"] is not None else 0.0 for a, (_, s) in zip(acc, groups)]
@@ -302,11 +303,11 @@ def _group_plot(groups: Sequence[tuple[str, Mapping[str, Any]]], title: str) -> 
     ax.set_xlabel("accuracy (%) with 95% Wilson interval")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    return Plot(title, f"{title}: bars with 95% intervals", _fig_uri(fig))
+    return Plot(title, f"{title}: bars with 95% intervals", fig_uri(fig))
 
 
 def _distribution_plot(rows: Sequence[Mapping[str, Any]]) -> Plot:
-    plt = _pyplot()
+    plt = pyplot()
     turns = [r.get("turns") or 0 for r in rows]
     tests = [r.get("n_tests") or 0 for r in rows]
     tokens = [(r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in rows]
@@ -329,7 +330,7 @@ def _distribution_plot(rows: Sequence[Mapping[str, Any]]) -> Plot:
         ax.set_ylabel("cases")
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    return Plot(f"Per case ({len(rows)} cells)", "histograms of turns, tests, tokens and wall time per case", _fig_uri(fig))
+    return Plot(f"Per case ({len(rows)} cells)", "histograms of turns, tests, tokens and wall time per case", fig_uri(fig))
 
 
 # -- transcripts ------------------------------------------------------------------------------
@@ -359,13 +360,18 @@ def _thumbnail_of(path: str, size: int, mtime_ns: int) -> str | None:
         return None
 
 
+def _css_speaker(role: str) -> str:
+    """A speaker's bubble style: the doctor's, the patient's, a staff role's, or other."""
+    if role in ("doctor", "patient"):
+        return role
+    return "measurement" if role in role_names() and get_role(role).kind == STAFF else "other"
+
+
 def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The events of one cell as what a page shows, in order: ``say`` (an utterance;
     a technician's with the test it answers), ``note``, ``guard`` (a rejected or
     replaced reply), ``error``, ``image``, ``thought`` (reasoning, panels, reflection),
     ``verdict`` (diagnosis, judge)."""
-    from agents.roles import SPEAKER_LABELS
-
     items: list[dict[str, Any]] = []
     pending_result: dict[str, Any] | None = None
     for e in events:
@@ -373,16 +379,18 @@ def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
         turn = e.get("turn")
         if t == "utterance":
             speaker = str(e.get("speaker"))
-            if pending_result is not None and speaker == "measurement" and e.get("text") == pending_result["text"]:
-                pending_result = None  # the technician's bubble is already there, titled
+            if pending_result is not None and e.get("text") == pending_result["text"]:
+                # the staff role's bubble (the technician's, a nurse's) is already there, titled
+                pending_result.update(who=speaker_label(speaker), speaker=_css_speaker(speaker))
+                pending_result = None
                 continue
-            items.append({"kind": "say", "speaker": speaker if speaker in ("doctor", "patient", "measurement") else "other",
-                          "who": SPEAKER_LABELS.get(speaker, speaker), "to": e.get("addressee"), "turn": turn,
+            items.append({"kind": "say", "speaker": _css_speaker(speaker),
+                          "who": speaker_label(speaker), "to": e.get("addressee"), "turn": turn,
                           "text": e.get("text", ""), "source": e.get("source", "llm"), "title": None})
         elif t == "test_requested":
             items.append({"kind": "note", "turn": turn, "label": "test ordered", "text": e.get("test")})
         elif t == "test_result":
-            pending_result = {"kind": "say", "speaker": "measurement", "who": SPEAKER_LABELS.get("measurement"),
+            pending_result = {"kind": "say", "speaker": "measurement", "who": speaker_label("measurement"),
                               "to": "doctor", "turn": turn, "text": e.get("result", ""), "source": "result",
                               "title": f"Result: {e.get('test')}"}
             items.append(pending_result)
@@ -464,7 +472,7 @@ def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
     return items
 
 
-def _calls(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def call_rows(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{"role": e.get("role"), "turn": e.get("turn"), "model": e.get("model"),
              "prompt": e.get("prompt_tokens"), "evaluated": e.get("prompt_tokens_evaluated"),
              "completion": e.get("completion_tokens"), "latency": e.get("latency_s"),
@@ -473,17 +481,17 @@ def _calls(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _write_transcript(out: Path, row: Mapping[str, Any], stem: str, title: str) -> None:
-    events = _read_events(out / "events" / f"{stem}.jsonl")
+    events = read_events(out / "events" / f"{stem}.jsonl")
     header = next((e for e in events if e.get("type") == "header"), {})
     started = next((e for e in events if e.get("type") == "case_started"), {})
-    html = _render("transcript.html.j2", title=title, row=row, header=header, started=started,
-                   items=transcript_items(events), calls=_calls(events), events_href=f"../events/{stem}.jsonl",
+    html = render_page("transcript.html.j2", title=title, row=row, header=header, started=started,
+                   items=transcript_items(events), calls=call_rows(events), events_href=f"../events/{stem}.jsonl",
                    n_events=len(events))
-    _write(out / TRANSCRIPTS / f"{stem}.html", html)
+    write_page(out / TRANSCRIPTS / f"{stem}.html", html)
 
 
 # -- the report ----------------------------------------------------------------------------
-def _row_stem(row: Mapping[str, Any]) -> str | None:
+def row_stem(row: Mapping[str, Any]) -> str | None:
     """The stem of a row's events file: ``events/NAME.jsonl`` in a run, or
     ``scores/<label>/events/NAME.jsonl`` in a re-scoring (whose log of the judge's
     events has the name of the run's log of the consultation)."""
@@ -512,7 +520,7 @@ def rescored_links(out: Path, run_dir: Path, stem: str | None) -> tuple[str | No
     return href, (f"events/{stem}.jsonl" if (out / "events" / f"{stem}.jsonl").is_file() else None)
 
 
-def _read_run(run_dir: Path) -> dict[str, Any]:
+def read_run(run_dir: Path) -> dict[str, Any]:
     run_file = run_dir / "run.json"
     if not run_file.is_file():
         return {}
@@ -527,16 +535,12 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
                       title: str | None = None, links_to: Path | None = None,
                       models: Mapping[str, str] | None = None) -> Path:
     """Write ``out``/report.html and a transcript page per row; returns the report's
-    path. ``rows``: the run's results rows (default: read from results.jsonl). An OSCE
-    run's report is :func:`medsim.osce_html.write_osce_html`'s. ``links_to``: ``out``
+    path. ``rows``: the run's results rows (default: read from results.jsonl): the page
+    every suite's runs get unless the suite has its own (:mod:`medsim.pages`). ``links_to``: ``out``
     is a re-scoring (RUN_DIR/scores/<label>) of the run ``links_to``, whose transcript
     pages the rows link to (none is written; ``models``: the roles that scored)."""
     out = Path(out)
-    run = _read_run(out if links_to is None else Path(links_to))
-    if (run.get("spec") or {}).get("suite") == "osce":
-        from medsim.osce_html import write_osce_html
-
-        return write_osce_html(out, rows, title=title, run=run, models=models, links_to=links_to)
+    run = read_run(out if links_to is None else Path(links_to))
     if rows is None:
         if not (out / "results.jsonl").is_file():
             raise ReportError(f"{out}: not a medsim bench run (no results.jsonl)")
@@ -547,15 +551,15 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
     rows = _sorted_rows(rows, conditions)
     summary = summarise(rows)
     src = out if links_to is None else Path(links_to)  # where the consultations' logs are
-    first = next((src / "events" / f"{s}.jsonl" for r in rows for s in [_row_stem(r)] if s), None)
-    header = next(iter(_read_events(first)), None) if first is not None else None
+    first = next((src / "events" / f"{s}.jsonl" for r in rows for s in [row_stem(r)] if s), None)
+    header = next(iter(read_events(first)), None) if first is not None else None
     title = title or f"medsim bench: {spec.get('cases') or out.name}"
 
     plots: dict[str, Plot] = {}  # by section: conditions, specialties, cases
     cond_table: list[dict[str, Any]] = []
     by_condition = [(c, _acc_cell(summarise([r for r in rows if r.get("condition", "base") == c]))) for c in conditions]
     if len(conditions) > 1:
-        from medsim.ladder import condition_table
+        from agents.conditions import condition_table
 
         cond_table = condition_table(rows, conditions)
         plots["conditions"] = _condition_plot(cond_table, str(spec.get("cases") or ""))
@@ -572,7 +576,7 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
     for r in rows:
         href = judge_href = None
         if links_to is not None:
-            href, judge_href = rescored_links(out, Path(links_to), _row_stem(r))
+            href, judge_href = rescored_links(out, Path(links_to), row_stem(r))
         elif (stem := _events_name(r)) and (out / "events" / f"{stem}.jsonl").is_file():
             label = f"{r.get('case_id')} (seed {r.get('seed', 0)}, {r.get('condition', 'base')})"
             _write_transcript(out, r, stem, f"{label}: {title}")
@@ -581,7 +585,7 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
                       "tokens": (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0)})
 
     header = header or {}
-    html = _render("report.html.j2", title=title, run=run, spec=spec, command=_command(run) or _command(header),
+    html = render_page("report.html.j2", title=title, run=run, spec=spec, command=run_command(run) or run_command(header),
                    started=run.get("started") or header.get("started"), case_file=_case_file(run, header),
                    models=models or header.get("models") or {}, rescored_from=links_to is not None,
                    model_sha256=run.get("model_sha256") or header.get("model_sha256") or {},
@@ -590,5 +594,5 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
                    conditions=conditions, by_condition=by_condition, cond_table=cond_table, specialties=specialties,
                    plots=plots, cases=cases, seeds=summary.get("seeds") or spec.get("seeds") or [])
     path = out / "report.html"
-    _write(path, html)
+    write_page(path, html)
     return path

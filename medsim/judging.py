@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from agents.events import ListSink
 from agents.judge import Verdict, judge_diagnosis, precheck
@@ -15,18 +15,18 @@ from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
 from agents.textsafe import printable
 from medsim.assemble import Backends, preflight_roles, role_params
+from medsim.spec import RoleSpec
 
 __all__ = ["run_judge_command"]
 
 logger = logging.getLogger(__name__)
 
 
-def _judge_fn(args: argparse.Namespace, pool: LlamaPool) -> tuple[Callable[[str, str], Verdict], str]:
-    if not args.judge_llm:
+def _judge_fn(table: Mapping[str, Any] | None, pool: LlamaPool) -> tuple[Callable[[str, str], Verdict], str]:
+    if not table:
         return precheck, "pre-check alone"
-    from medsim.cli import _judge_role
-
-    role = _judge_role(args)
+    d = {k: v for k, v in table.items() if v is not None}
+    role = RoleSpec.parse("judge", d, llm=d.pop("backend"), model=d.pop("model", None))
     llm = Backends({}, pool).get("judge", role, 0)
     preflight_roles({"judge": role})
     params = role_params("judge", role, 0)
@@ -38,7 +38,9 @@ def _judge_fn(args: argparse.Namespace, pool: LlamaPool) -> tuple[Callable[[str,
     return fn, f"pre-check + {role.describe()}"
 
 
-def run_judge_command(args: argparse.Namespace) -> int:
+def run_judge_command(args: argparse.Namespace, judge: Mapping[str, Any] | None = None) -> int:
+    """``medsim judge``; ``judge``: the model judge's role table (backend, model,
+    timeout_s, retries), or None for the pre-check alone."""
     one = args.truth is not None or args.diagnosis is not None
     if one == (args.pairs is not None):
         logger.error("give --truth and --diagnosis, or --pairs FILE (or --pairs shipped)")
@@ -48,7 +50,7 @@ def run_judge_command(args: argparse.Namespace) -> int:
         return 2
     pool = LlamaPool()
     try:
-        fn, name = _judge_fn(args, pool)
+        fn, name = _judge_fn(judge, pool)
         if one:
             v = fn(args.diagnosis, args.truth)
             said = {True: "RIGHT", False: "WRONG", None: "UNDECIDED"}[v.correct]

@@ -25,8 +25,8 @@ from agents.results import read_results
 from agents.suites.osce_results import summarise_osce
 from agents.suites.osce_rubric import CATEGORIES, WEIGHTS, Rubric, RubricError, load_rubric
 # the bench report's renderer, escaping and file helpers: one way to write a page
-from medsim.html_report import (TRANSCRIPTS, Plot, ReportError, _calls, _command, _fig_uri, _pyplot, _read_events,
-                                _read_run, _render, _row_stem, _write, rescored_links, transcript_items)
+from medsim.html_report import (TRANSCRIPTS, Plot, ReportError, call_rows, run_command, fig_uri, pyplot, read_events,
+                                read_run, render_page, row_stem, write_page, rescored_links, transcript_items)
 
 __all__ = ["write_osce_html", "osce_rounds", "stop_reason"]
 
@@ -144,7 +144,7 @@ def _encounter_plot(per_round: Sequence[Mapping[str, Any]]) -> Plot | None:
     """The scores after each round of one encounter: the three categories and the total."""
     if not per_round:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     xs = [int(x.get("round", i + 1)) for i, x in enumerate(per_round)]
     fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=100)
     for key in (*CATEGORIES, "total"):
@@ -154,7 +154,7 @@ def _encounter_plot(per_round: Sequence[Mapping[str, Any]]) -> Plot | None:
     ax.legend(fontsize=8, loc="lower right", ncol=4)
     fig.tight_layout()
     return Plot("Scores after each round", "line chart of the empathy, persuasion, safety and total scores (0-10) "
-                "after each round", _fig_uri(fig))
+                "after each round", fig_uri(fig))
 
 
 def _run_plot(rows: Sequence[Mapping[str, Any]]) -> Plot | None:
@@ -165,7 +165,7 @@ def _run_plot(rows: Sequence[Mapping[str, Any]]) -> Plot | None:
     series = [(name, pr) for name, pr in series if pr]
     if not series:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 3.2), dpi=100)
     longest = max(len(pr) for _, pr in series)
     for name, pr in series:
@@ -185,7 +185,7 @@ def _run_plot(rows: Sequence[Mapping[str, Any]]) -> Plot | None:
     fig.tight_layout()
     return Plot("Weighted total after each round (dashed: the mean over the encounters that reached the round)",
                 "line chart of each encounter's weighted total score (0-10) after each round, and the mean",
-                _fig_uri(fig))
+                fig_uri(fig))
 
 
 def _axes(ax: Any, xs: Sequence[int]) -> None:
@@ -227,21 +227,22 @@ def write_osce_html(out: Path, rows: Sequence[Mapping[str, Any]] | None = None, 
     out = Path(out)
     src = Path(links_to) if links_to is not None else out  # where the encounters' logs are
     if run is None:
-        run = _read_run(src)
+        run = read_run(src)
     if rows is None:
         if not (out / "results.jsonl").is_file():
             raise ReportError(f"{out}: not a medsim OSCE run (no results.jsonl)")
         rows = read_results(out / "results.jsonl")
-    spec = dict(run.get("spec") or {})
+    whole = dict(run.get("spec") or {})
+    spec = {**whole, **(whole.get("osce") or {})}  # the [osce] section beside the run's seeds and roles
     rubric = _load_rubric(spec)
     summary = summarise_osce(rows)
     title = title or f"medsim osce: {spec.get('requested') or out.name}"
     header: dict[str, Any] = {}
     encounters = []
     for r in rows:
-        stem = _row_stem(r)
+        stem = row_stem(r)
         log = src / "events" / f"{stem}.jsonl" if stem else None
-        events = _read_events(log) if log is not None and log.is_file() else []
+        events = read_events(log) if log is not None and log.is_file() else []
         if not header:
             header = next((e for e in events if e.get("type") == "header"), {})
         href = judge_href = None
@@ -256,14 +257,14 @@ def write_osce_html(out: Path, rows: Sequence[Mapping[str, Any]] | None = None, 
     failed = [(f"{r.get('case_id')} (seed {r.get('seed', 0)}, round {r.get('rounds')})", r.get("failure"))
               for r in rows if not r.get("error") and r.get("status") == "failed"]
     plot = _plot_or_none(_run_plot, rows)
-    html = _render("osce_report.html.j2", title=title, run=run, spec=spec, summary=summary, encounters=encounters,
-                   failed=failed, plot=plot, command=_command(run) or _command(header),
+    html = render_page("osce_report.html.j2", title=title, run=run, spec=spec, summary=summary, encounters=encounters,
+                   failed=failed, plot=plot, command=run_command(run) or run_command(header),
                    models=models or header.get("models") or {}, weights=WEIGHTS, categories=CATEGORIES,
                    git_revision=run.get("git_revision") or header.get("git_revision"),
                    started=run.get("started") or header.get("started"), rescored_from=links_to is not None,
-                   spec_json=json.dumps(spec, indent=2, ensure_ascii=False))
+                   spec_json=json.dumps(whole, indent=2, ensure_ascii=False))
     path = out / "report.html"
-    _write(path, html)
+    write_page(path, html)
     return path
 
 
@@ -272,10 +273,10 @@ def _write_transcript(out: Path, row: Mapping[str, Any], stem: str, events: Sequ
     per_round = row.get("per_round") or []
     rounds, after = osce_rounds(events, per_round, rubric)
     started = next((e for e in events if e.get("type") == "osce_started"), {})
-    html = _render("osce_transcript.html.j2", title=title, row=row, rounds=rounds, after=after,
+    html = render_page("osce_transcript.html.j2", title=title, row=row, rounds=rounds, after=after,
                    persona=started.get("persona") or {}, brief=started.get("doctor_brief") or {},
                    header=next((e for e in events if e.get("type") == "header"), {}),
                    stop=stop_reason(events, row), grid=_criteria_grid(rounds, row.get("criteria") or {}, rubric),
                    feedback=_feedback(row), plot=_plot_or_none(_encounter_plot, per_round), categories=CATEGORIES,
-                   calls=_calls(events), events_href=f"../events/{stem}.jsonl", n_events=len(events), marks=_MARK)
-    _write(out / TRANSCRIPTS / f"{stem}.html", html)
+                   calls=call_rows(events), events_href=f"../events/{stem}.jsonl", n_events=len(events), marks=_MARK)
+    write_page(out / TRANSCRIPTS / f"{stem}.html", html)

@@ -16,22 +16,43 @@ from agents.participants import Participant, ReplayedParticipant, Switchable
 from agents.participants.replayed import recorded_turns
 from agents.provenance import git_revision, package_versions, run_provenance
 from agents.results import read_results
-from agents.roles import CONSULTATION_ROLES
+from agents.roles import CONSULTATION_KINDS, get_role, role_names
 from game.events import ShiftHeader
 from game.hospital_map import load_map
 from game.resources import default_map_path
 from game.runner import Runner
 from game.world import World, WorldConfig
 from agents.recall import RecordedRecall, case_key
+from agents.suites.contract import Suite, Unit
+from agents.suites.diagnosis import consultation_config
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
 from medsim.memory import open_memory
 from medsim.spec import BASE_CONDITION, RunSpec, SpecError
 
-__all__ = ["ReplayError", "build_shift", "build_replay", "find_case_logs"]
+__all__ = ["ReplayError", "build_shift", "build_replay", "find_case_logs", "run_play", "run_replay"]
 
 
 class ReplayError(RuntimeError):
     """A run directory or log that cannot be replayed; names the file and why."""
+
+
+def _live(spec: RunSpec, *, replay: bool = False) -> Suite:
+    """The spec's suite, which must be one the hospital world can run."""
+    suite = spec.suite
+    if not suite.live:
+        what = "replayed in" if replay else "run in"
+        raise ReplayError(f"the {suite.name} suite's {suite.unit_name}s cannot be {what} the hospital world (only the "
+                          f"consultations of a live suite walk its rooms); read them with `medsim view RUN`, or print "
+                          f"one with `medsim consult --suite {suite.name}`")
+    return suite
+
+
+def _row_of(plan: RunPlan) -> Any:
+    """The world's results row of a case: the suite's."""
+    def row(case: Case, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return plan.suite.row(Unit(case.id, case.source, case), events, seed=plan.seed, condition=plan.condition,
+                              events_file="", wall_s=0.0)
+    return row
 
 
 def _map_path(spec: RunSpec, map_path: Path | None) -> Path:
@@ -46,10 +67,10 @@ def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map
     condition of the spec). With a ``player`` (``game.control.PlayerIO``) a person can take
     agents over; their turns block a worker thread, so ``runner`` must be a ThreadRunner.
     ``command``: the command line the log's header records (default: this process's)."""
-    cases, _ = load_cases(spec.cases, skip_invalid=spec.skip_invalid)
-    if spec.limit is not None:
-        cases = cases[: spec.limit]
-    backends = Backends({c.id: c for c in cases}, pool)
+    suite = _live(spec)
+    loaded = suite.load(spec)
+    cases = [u.item for u in loaded.units]
+    backends = Backends.for_run(spec, loaded, pool)
     backends.check(spec)
     if spec.preflight:
         preflight(spec, backends=backends)
@@ -64,10 +85,10 @@ def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map
                               f"({', '.join(leaked[:5])}): their answers would leak")
     plan = plan_for(spec, cond, seed, backends, memory=memory, learn=mode == "learn")
     hmap = load_map(_map_path(spec, map_path))
-    wc = WorldConfig(doctors=spec.world.doctors, patients=spec.world.patients, consultation=plan.consultation,
+    wc = WorldConfig(doctors=spec.world.doctors, patients=spec.world.patients, consultation=consultation_config(plan.spec.protocol),
                      arrival_interval_s=spec.world.arrival_interval_s, seed=seed, condition=cond)
     world = World(hmap, cases, plan.cast, plan.scorers, wc, runner=runner, log=log, player=player,
-                  learner=plan.learner)
+                  learner=plan.learner, engine=plan.engine, row=_row_of(plan))
     if log is not None:
         log.emit(ShiftHeader(map=str(hmap.path), seed=seed, spec=spec.to_dict(), models=plan.models,
                              git_revision=git_revision(), packages=package_versions(),
@@ -147,6 +168,7 @@ def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any
         spec = RunSpec.from_dict(header["spec"])
     except SpecError as e:
         raise ReplayError(f"{files[0]}: the header's run spec is invalid: {e}") from None
+    _live(spec, replay=True)
     cases, _ = load_cases(spec.cases, skip_invalid=True)
     wanted = [c for c in cases if c.id in logs]
     if not wanted:
@@ -155,10 +177,10 @@ def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any
     backends = Backends({c.id: c for c in wanted}, LlamaPool(), override={r: replay for r in spec.roles})
     plan = plan_for(spec, header["condition"], header["seed"], backends)
     n = len(wanted)
-    wc = WorldConfig(doctors=min(doctors or spec.world.doctors, n), patients=n, consultation=plan.consultation,
+    wc = WorldConfig(doctors=min(doctors or spec.world.doctors, n), patients=n, consultation=consultation_config(plan.spec.protocol),
                      seed=header["seed"], condition=header["condition"])
     world = World(load_map(_map_path(spec, map_path)), wanted, _ReplayCast(plan, replay, logs), plan.scorers, wc,
-                  runner=runner, log=log)
+                  runner=runner, log=log, engine=plan.engine, row=_row_of(plan))
     world.reset(header["seed"], case_order=list(range(n)))
     keys = {(ev[0]["case_id"], ev[0]["seed"], ev[0]["condition"]) for ev in logs.values()}
     rows = [r for r in read_results(Path(run_dir) / "results.jsonl")
@@ -207,10 +229,10 @@ def _build_shift_replay(path: Path, case_id: str | None, *, runner: Runner, log:
     cond = spec.condition_names()[0]
     plan = plan_for(spec, cond, header["seed"], backends)
     wc = WorldConfig(doctors=min(doctors or spec.world.doctors, len(wanted)), patients=len(wanted),
-                     consultation=plan.consultation, arrival_interval_s=spec.world.arrival_interval_s,
+                     consultation=consultation_config(plan.spec.protocol), arrival_interval_s=spec.world.arrival_interval_s,
                      seed=header["seed"], condition=cond)
     world = World(load_map(_map_path(spec, map_path)), wanted, _ReplayCast(plan, replay, logs), plan.scorers, wc,
-                  runner=runner, log=log)
+                  runner=runner, log=log, engine=plan.engine, row=_row_of(plan))
     world.reset(header["seed"], case_order=list(range(len(wanted))))
     rows = [{"case_id": c, "diagnosis": next((e["diagnosis"] for e in logs[c] if e.get("type") == "diagnosis"), None)}
             for c in order]
@@ -231,7 +253,7 @@ class _ReplayCast:
             self.plan.memory = RecordedRecall(events)  # the logged retrievals; a replay never consults a memory
         cast = dict(self.plan.cast(case, sink))
         with_calls = self.replay.roles_with_calls(case.id)
-        for role in CONSULTATION_ROLES:
+        for role in [r for r in cast if r in role_names() and get_role(r).kind in CONSULTATION_KINDS]:
             turns = recorded_turns(events, role)
             human = [t for t in turns if t[1].source == "human"]
             if not human and role in with_calls:
@@ -243,3 +265,61 @@ class _ReplayCast:
             sources = iter([t[1].source for t in turns])
             cast[role] = Switchable(role, cast[role], person, lambda it=sources: next(it, "llm") == "human")
         return cast
+
+
+def run_play(spec: RunSpec, args: Any) -> int:
+    """``medsim play``: a shift in the window (or headless), and its line of figures."""
+    import os
+
+    from agents.events import EventLog
+    from agents.textsafe import printable
+    from game.control import PlayerIO
+    from game.resources import assets_dir
+    from game.runner import InlineRunner, ThreadRunner
+    from game.view.app import run_window
+
+    log_path = args.log or Path("runs") / f"shift-s{spec.seeds[0]}.jsonl"
+    scripted = all(rs.backend == "scripted" for rs in spec.roles.values())
+    # a person's turn waits on a worker thread: the world needs threads whenever one can play
+    player = PlayerIO()
+    headless_scripted = args.headless and scripted and not args.as_role
+    # model calls run below the window's CPU priority, so the view keeps its frame rate
+    runner = InlineRunner() if headless_scripted else ThreadRunner(max(2, spec.world.doctors + 1), nice=10)
+    pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # leave a core for the view
+    map_path = Path(spec.world.map) if spec.world.map else default_map_path()
+    try:
+        with EventLog(log_path) as log:
+            world = build_shift(spec, runner=runner, log=log, pool=pool, map_path=map_path,
+                                player=None if headless_scripted else player, command=args.argv)
+            stats = run_window(world, map_path, assets_dir(), headless=args.headless, frames=args.frames,
+                               screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt, zoom=args.zoom,
+                               select=args.follow, play_as=args.as_role)
+    finally:
+        player.close()  # a turn still waiting on the person ends, so the worker threads can stop
+        runner.close()
+        pool.close()
+    s = world.stats()
+    print(printable(f"shift: {s['patients']} patients arrived, {s['seen']} seen, {s['correct']} correct, "
+                    f"{s['failed']} failed, {s['errors']} errors; {stats['frames']} frames, frame time p50 "
+                    f"{stats['p50_ms']:.1f} ms p95 {stats['p95_ms']:.1f} ms; log {log_path}"))
+    if args.screenshot:
+        print(printable(f"screenshot: {args.screenshot}"))
+    return 0
+
+
+def run_replay(args: Any) -> int:
+    """``medsim replay RUN [CASE]``: a run's cases (or a shift) in the hospital."""
+    from agents.textsafe import printable
+    from game.resources import assets_dir
+    from game.runner import InlineRunner
+    from game.view.app import run_window
+
+    world, _ = build_replay(args.run_dir, args.case_id, map_path=args.map, runner=InlineRunner(), log=None,
+                            seed=args.seed, condition=args.condition)
+    run_window(world, args.map or default_map_path(), assets_dir(), headless=args.headless, frames=args.frames,
+               screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt,
+               title=f"medsim replay: {args.run_dir.name}", zoom=args.zoom, replay=True)
+    for r in world.finished:
+        diagnosis = "None" if r["diagnosis"] is None else f"'{printable(r['diagnosis'], single_line=True)}'"
+        print(f"{printable(r['case_id'], single_line=True)}: {r['status']}, diagnosis {diagnosis}, correct {r['correct']}")
+    return 0

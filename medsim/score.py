@@ -17,21 +17,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from agents.cases.registry import load_cases
-from agents.events import EventLog, read_events
-from agents.llm.base import LLM
-from agents.llm.calls import RetryPolicy
+from agents.events import EventLog, Scored, read_events
+from agents.llm.base import LLM, LLMError
 from agents.llm.llamacpp import LlamaPool
 from agents.names import slug
-from agents.results import case_row, read_results, row_key, summarise, write_results_csv
+from agents.results import read_results, results_line, row_key
 from agents.scorers import Transcript, TranscriptError, score_case
-from medsim.assemble import Backends, describe_roles, preflight_roles, role_params, scorers_for
-from medsim.bench import BenchError, _row_line, write_report
+from medsim.assemble import Backends, describe_roles, plan_for, preflight_roles
+from medsim.bench import BenchError, write_outputs
 from medsim.runlock import RunLock, RunLockError
 from medsim.spec import RoleSpec, RunSpec, SpecError
 from medsim.toml_out import dumps as toml_dumps
 
-__all__ = ["ScoreOutcome", "rescore", "rescore_logs"]
+__all__ = ["ScoreOutcome", "rescore", "rescore_logs", "score_lock", "flips"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,83 +39,127 @@ class ScoreOutcome:
     out: Path
     summary: dict[str, Any]
     original: dict[str, Any]
-    flipped: list[tuple[str, Any, Any]]  # (case label, original verdict, new verdict)
-    unfinished: list[str]  # logs of consultations that never finished (not scored)
+    flipped: list[tuple[str, Any, Any]]  # (cell label, the run's figure, this judge's) where they differ
+    unfinished: list[str]  # logs of cells that never finished (not scored)
+    headline: str = ""  # the suite's line for the new scores
+    before: str = ""  # the suite's line for the run's own
+    unit_name: str = "case"  # what a cell is called (case, encounter)
 
     @property
     def exit_code(self) -> int:
         return 1 if self.summary["errors"] else 0
 
 
-def rescore(run_dir: Path, judge: RoleSpec, *, label: str | None = None, pool: LlamaPool | None = None,
-            backend: LLM | None = None, progress: bool = False,
+def _judge_spec(judge: RoleSpec | Mapping[str, Any], spec: RunSpec) -> RoleSpec:
+    """A judge given as a role table (the command line's) is resolved with the run's
+    suite's defaults for it (OSCE's judge answers ten keys: 200 tokens)."""
+    if isinstance(judge, RoleSpec):
+        return judge
+    d = {k: v for k, v in judge.items() if v is not None}
+    suite = spec.suite
+    return RoleSpec.parse("judge", d, llm=d.pop("backend", "scripted"), model=d.pop("model", None),
+                          defaults=suite.role_defaults("judge"), people=False, suite=suite.name)
+
+
+def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | None = None,
+            pool: LlamaPool | None = None, backend: LLM | None = None, progress: bool = False,
             on_row: Callable[[dict[str, Any]], None] | None = None) -> ScoreOutcome:
+    """Re-run the scorers of every finished cell of ``run_dir`` (any suite) with
+    ``judge`` into ``RUN_DIR/scores/<label>/``; the run's own files are not touched.
+    ``backend``: the judge's model, injected (tests)."""
     run_dir = Path(run_dir)
     run_file = run_dir / "run.json"
     if not run_file.is_file():
         raise BenchError(f"{run_dir}: not a medsim bench run (no run.json)")
-    from medsim.osce import rescore_osce, run_suite
-
-    if run_suite(run_dir) == "osce":  # an OSCE run: its rubric judge re-scores the logs
-        return rescore_osce(run_dir, judge, label=label, pool=pool, backend=backend, progress=progress,
-                            on_row=on_row)  # type: ignore[return-value]
     try:
         spec = RunSpec.from_dict(json.loads(run_file.read_text(encoding="utf-8"))["spec"])
     except (OSError, ValueError, KeyError, SpecError) as e:
         raise BenchError(f"{run_file}: cannot read the run's spec ({e})") from None
+    judge = _judge_spec(judge, spec)
+    if "judge" not in spec.roles:
+        raise BenchError(f"{run_dir}: the {spec.suite.name} suite has no judge to replace")
     judged = replace(spec, roles={**spec.roles, "judge": judge}, conditions={
         n: replace(c, roles={**c.roles, "judge": judge}) for n, c in spec.conditions.items()})
+    suite = judged.suite
     label = slug(label or describe_roles(judged)["judge"], 60)
     out = run_dir / "scores" / label
-    cases, _ = load_cases(spec.cases, skip_invalid=True)
-    by_id = {c.id: c for c in cases}
+    units = suite.load(replace(judged, skip_invalid=True))
+    files = sorted((run_dir / "events").glob("*.jsonl"))
+    if not files:
+        raise BenchError(f"{run_dir}: no event logs to score")
     own_pool = pool is None
     pool = pool or LlamaPool()
     lock: RunLock | None = None
     try:
-        backends = Backends(by_id, pool, override={"judge": backend} if backend is not None else None)
-        llm = backends.get("judge", judge, spec.seeds[0])
+        backends = Backends.for_run(judged, units, pool, override={"judge": backend} if backend is not None else None)
+        plans: dict[tuple[str, int], Any] = {}
+        for cond in judged.condition_names():  # every role the logs replayed needs no model: the judge's is built
+            for seed in judged.seeds:
+                plans[(cond, seed)] = plan_for(judged, cond, seed, _JudgeOnly(backends))
         if backend is None and judged.preflight:
             preflight_roles({"judge": judge})
-        files = _all_logs(run_dir)
         lock = score_lock(out)  # one re-scoring at a time into scores/<label>
         (out / "events").mkdir(exist_ok=True)
         (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
+
         def score_one(key: tuple[str, int, str], transcript: Transcript, path: Path) -> dict[str, Any]:
             t0 = time.perf_counter()
-            case = by_id[key[0]]
-            # the cell's own scorers (AutoMedic's condition: the option letter and CARE, no judge)
-            cell_spec = judged.for_condition(key[2]) if key[2] in judged.condition_names() else judged
-            scorers = scorers_for(cell_spec, llm, role_params("judge", judge, key[1]),
-                                  RetryPolicy(retries=judge.retries, backoff_s=judge.backoff_s))
+            plan = plans.get((key[2], key[1])) or next(iter(plans.values()))
+            unit = units.by_id(key[1])[key[0]]
             new: list[dict[str, Any]] = []
             with EventLog(out / "events" / path.name, keep=new) as log:
-                score_case(case, transcript, scorers, log)
-            row = case_row(case, list(transcript.events) + new, seed=key[1], condition=key[2],
-                           events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0)
-            logger.debug("%s (seed %s, %s): %s", case.id, key[1], key[2],
-                         "correct" if row["correct"] else row["status"] if row["correct"] is None else "wrong")
+                try:
+                    score_case(unit.item, transcript, plan.scorers, log)
+                except Exception as e:  # noqa: BLE001 - recorded as the cell's error
+                    log.emit(Scored(scorer=plan.scorers[0].name if plan.scorers else suite.name, value=None,
+                                    details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+            row = plan.suite.row(unit, list(transcript.events) + new, seed=key[1], condition=key[2],
+                                 events_file=f"scores/{label}/events/{path.name}", wall_s=time.perf_counter() - t0)
+            logger.debug("%s (seed %s, %s): %s", key[0], key[1], key[2], row["status"])
             return row
 
         def known(key: tuple[str, int, str], path: Path) -> None:
-            if key[0] not in by_id:
-                raise BenchError(f"{path}: case '{key[0]}' is not in {spec.cases}")
+            if key[0] not in units.by_id(key[1]):
+                raise BenchError(f"{path}: {suite.unit_name} '{key[0]}' is not in this run's {suite.unit_name}s")
 
         rows, unfinished = rescore_logs(files, out, score_one, check=known, progress=progress, on_row=on_row,
-                                        progress_summary=summarise)
-        summary = summarise(rows)
-        write_summary(out, summary)
-        title = f"medsim score: {run_dir.name} re-judged by {describe_roles(judged)['judge']}"
-        write_report(out, judged, summary, rows, describe_roles(judged), title=title)
-        write_results_csv(rows, out / "results.csv")
-        _write_html(out, rows, run_dir, title, describe_roles(judged))
-        original, flipped = flips(run_dir, rows, "correct", lambda k: f"{k[0]} (seed {k[1]}, {k[2]})")
-        return ScoreOutcome(out, summary, summarise(original), flipped, unfinished)
+                                        progress_summary=suite.progress, unit=suite.unit_name)
+        summary = suite.summary(rows)
+        models = describe_roles(judged)
+        title = f"medsim score: {run_dir.name} re-judged by {models['judge']}"
+        write_outputs(out, judged, summary, rows, models, title=title, links_to=run_dir)
+        original, flipped = flips(run_dir, rows, suite.verdict, lambda k: f"{k[0]} (seed {k[1]}, {k[2]})")
+        before = suite.summary(original)
+        return ScoreOutcome(out, summary, before, flipped, unfinished, suite.headline(summary), suite.headline(before),
+                            suite.unit_name)
     finally:
         if lock is not None:
             lock.release()
         if own_pool:
             pool.close()
+
+
+class _JudgeOnly:
+    """Backends for a re-scoring's plans: the judge's model is built; every other role
+    (whose turns are in the logs) gets none."""
+
+    def __init__(self, backends: Backends):
+        self.backends = backends
+
+    def get(self, role: str, rs: RoleSpec, seed: int) -> LLM:
+        if role == "judge":
+            return self.backends.get(role, rs, seed)
+        return _NoCalls(role)
+
+
+class _NoCalls:
+    name = "none"
+
+    def __init__(self, role: str):
+        self.role = role
+
+    def generate(self, messages: Any, params: Any, ctx: Any) -> Any:
+        raise LLMError(f"re-scoring calls no {self.role} model", backend="none", transient=False)
 
 
 def score_lock(out: Path) -> RunLock:
@@ -130,28 +172,6 @@ def score_lock(out: Path) -> RunLock:
     except RunLockError as e:
         raise BenchError(str(e)) from None
     return lock
-
-
-def _write_html(out: Path, rows: Sequence[dict[str, Any]], run_dir: Path, title: str, models: dict[str, str]) -> None:
-    """The re-scoring's report.html, its rows linking to the run's transcripts. A page
-    that cannot be written is said, not raised: the scores stand without it."""
-    from medsim.html_report import write_html_report
-
-    try:
-        write_html_report(out, rows, title=title, links_to=run_dir, models=models)
-    except Exception as e:  # noqa: BLE001 - as the bench's own report.html
-        logger.warning("%s not written (%s: %s)", out / "report.html", type(e).__name__, e)
-
-
-def _all_logs(run_dir: Path) -> list[Path]:
-    files = sorted((run_dir / "events").glob("*.jsonl"))
-    if not files:
-        raise BenchError(f"{run_dir}: no event logs to score")
-    return files
-
-
-def write_summary(out: Path, summary: Mapping[str, Any]) -> None:
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def flips(run_dir: Path, rows: Sequence[Mapping[str, Any]], field: str,
@@ -208,7 +228,7 @@ def rescore_logs(files: Sequence[Path], out: Path, score_one: Callable[[tuple[st
                         bar.update()
                     continue
                 row = score_one(key, transcript, path)
-                fh.write(_row_line(row))
+                fh.write(results_line(row))
                 fh.flush()
                 rows.append(row)
                 if on_row:

@@ -15,88 +15,33 @@ from __future__ import annotations
 
 import argparse
 import copy
-import difflib
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+import agents.suites.builtin  # noqa: F401 - registers the suites medsim ships
 from agents.llm.spec import BackendSpecError, check_backend_spec, decodes_batched, is_in_process
 from agents.llm.url_secrets import redact_spec
-from agents.roles import CONSULTATION_ROLES, OPTIONAL_ROLES, ROLE_DEFAULTS, role_defaults
+from agents.roles import Role, get_role, role_defaults, role_names
+from agents.settings import SpecError, check_keys, get_bool, get_float, get_int, get_str, near_name
+from agents.suites.contract import Suite
+from agents.suites.registry import all_suites, get_suite
 from medsim.toml_out import dumps as toml_dumps
 
-__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "RunSpec", "load_toml", "set_dotted",
-           "build_spec", "PROTOCOLS", "DOCTOR_MODES"]
+__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "RunSpec", "load_toml",
+           "set_dotted", "build_spec", "spec_from_raw", "upgrade", "PROTOCOLS", "DOCTOR_MODES", "RUN_KEYS", "suite_of"]
 
 PROTOCOLS = ("medsim", "agentclinic", "automedic")
 PROMPT_STYLES = ("medsim", "agentclinic")
 DOCTOR_MODES = ("structured", "markers")
 BASE_CONDITION = "base"
 
-
-class SpecError(ValueError):
-    """An invalid run spec: names the key (and the file or flag) and what is wrong."""
+_int, _float, _bool, _str, _check_keys = get_int, get_float, get_bool, get_str, check_keys
 
 
-def _where(key: str, source: str | None) -> str:
-    return f"{source}: {key}" if source else key
-
-
-# -- small validators -------------------------------------------------------------
-def _int(d: Mapping[str, Any], key: str, path: str, *, lo: int | None = None, default: Any = None,
-         optional: bool = False) -> Any:
-    v = d.get(key, default)
-    if v is None and optional:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise SpecError(f"{path}{key}: expected an integer, got {v!r}")
-    if lo is not None and v < lo:
-        raise SpecError(f"{path}{key}: must be at least {lo}, got {v}")
-    return v
-
-
-def _float(d: Mapping[str, Any], key: str, path: str, *, lo: float, hi: float | None = None, default: Any = None,
-           strict_lo: bool = False) -> float:
-    v = d.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise SpecError(f"{path}{key}: expected a number, got {v!r}")
-    v = float(v)
-    if v != v or (v <= lo if strict_lo else v < lo) or (hi is not None and v > hi):
-        rng = f"{'above' if strict_lo else 'at least'} {lo:g}" + (f" and at most {hi:g}" if hi is not None else "")
-        raise SpecError(f"{path}{key}: must be {rng}, got {v:g}")
-    return v
-
-
-def _bool(d: Mapping[str, Any], key: str, path: str, default: Any = None, optional: bool = False) -> Any:
-    v = d.get(key, default)
-    if v is None and optional:
-        return None
-    if not isinstance(v, bool):
-        raise SpecError(f"{path}{key}: expected true or false, got {v!r}")
-    return v
-
-
-def _str(d: Mapping[str, Any], key: str, path: str, *, default: Any = None, optional: bool = False,
-         choices: tuple[str, ...] | None = None) -> Any:
-    v = d.get(key, default)
-    if v is None and optional:
-        return None
-    if not isinstance(v, str) or not v.strip():
-        raise SpecError(f"{path}{key}: expected a non-empty string, got {v!r}")
-    if choices and v not in choices:
-        raise SpecError(f"{path}{key}: must be one of {', '.join(choices)}, got {v!r}")
-    return v
-
-
-def _check_keys(d: Mapping[str, Any], allowed: set[str], path: str) -> None:
-    if not isinstance(d, Mapping):
-        raise SpecError(f"{path.rstrip('.') or 'spec'}: expected a table, got {d!r}")
-    for k in d:
-        if k not in allowed:
-            near = difflib.get_close_matches(str(k), sorted(allowed), n=1)
-            hint = f" (did you mean '{path}{near[0]}'?)" if near else f" (known: {', '.join(sorted(allowed))})"
-            raise SpecError(f"unknown key '{path}{k}'{hint}")
+def _registered() -> list[Role]:
+    return [get_role(n) for n in role_names()]
 
 
 # -- the spec -------------------------------------------------------------------------
@@ -115,24 +60,37 @@ class RoleSpec:
     KEYS = ("backend", "model", "temperature", "max_tokens", "timeout_s", "retries", "backoff_s")
 
     @classmethod
-    def parse(cls, role: str, d: Mapping[str, Any], *, llm: str, model: str | None) -> "RoleSpec":
+    def parse(cls, role: str, d: Mapping[str, Any], *, llm: str, model: str | None,
+              defaults: Mapping[str, Any] | None = None, people: bool = True, suite: str = "diagnosis") -> "RoleSpec":
+        """Validate a role's table. ``defaults``: the suite's generation defaults for it
+        (over the role's own); ``people``: whether the suite lets a person play a role."""
         path = f"roles.{role}."
         _check_keys(d, set(cls.KEYS), path)
         dflt = role_defaults(role)
+        own = dict(defaults or {})
         backend = _str(d, "backend", path, default=dflt.backend or llm)
         mdl = _str(d, "model", path, default=model, optional=True)
         try:
             check_backend_spec(backend, mdl)
         except BackendSpecError as e:
-            raise SpecError(f"{path}backend: {e}") from None
-        if backend == "none" and role not in OPTIONAL_ROLES:
-            raise SpecError(f"{path}backend: 'none' is only for {', '.join(OPTIONAL_ROLES)}")
-        if backend == "human" and role not in CONSULTATION_ROLES:
-            raise SpecError(f"{path}backend: a person can play {', '.join(CONSULTATION_ROLES)}, not the {role}")
+            raise SpecError(f"{path}backend: {e}", key=path + "backend") from None
+        if backend == "none" and not dflt.optional:
+            optional = [r.name for r in _registered() if r.optional]
+            raise SpecError(f"{path}backend: 'none' is only for {', '.join(optional)}", key=path + "backend")
+        if backend == "human" and not (dflt.playable and people):
+            if not people:
+                raise SpecError(f"{path}backend: a person cannot play a role of the {suite} suite",
+                                key=path + "backend")
+            playable = [r.name for r in _registered() if r.playable]
+            raise SpecError(f"{path}backend: a person can play {', '.join(playable)}, not the {role}",
+                            key=path + "backend")
+        if backend == "none" and not people:
+            raise SpecError(f"{path}backend: the {suite} suite needs a model for the {role}, not 'none'",
+                          key=path + "backend")
         return cls(
             backend=backend, model=mdl,
-            temperature=_float(d, "temperature", path, lo=0.0, hi=2.0, default=dflt.temperature),
-            max_tokens=_int(d, "max_tokens", path, lo=1, default=dflt.max_tokens),
+            temperature=_float(d, "temperature", path, lo=0.0, hi=2.0, default=own.get("temperature", dflt.temperature)),
+            max_tokens=_int(d, "max_tokens", path, lo=1, default=own.get("max_tokens", dflt.max_tokens)),
             timeout_s=_float(d, "timeout_s", path, lo=0.0, default=120.0, strict_lo=True),
             retries=_int(d, "retries", path, lo=0, default=3),
             backoff_s=_float(d, "backoff_s", path, lo=0.0, default=1.0),
@@ -169,7 +127,7 @@ class ProtocolSpec:
     measurement: bool = True  # the technician is there (MedAgentSim's "+measurement" rung)
     static: bool = False  # static QA: the doctor sees the whole case at once and answers in one turn
     budget: float | None = None  # the most a case may spend on tests and visits (agents/costs.toml)
-    # AgentClinic's bias conditions (agents.suites.biases): None is no bias (and is left out of
+    # AgentClinic's bias conditions (agents.biases): None is no bias (and is left out of
     # the dict, so the identity of a run made without biases is unchanged)
     doctor_bias: str | None = None
     patient_bias: str | None = None
@@ -212,8 +170,8 @@ class ProtocolSpec:
 
 
 def _bias(d: Mapping[str, Any], role: str, path: str) -> str | None:
-    """``protocol.<role>_bias``: a bias name (agents.suites.biases) or "none"/absent."""
-    from agents.suites.biases import NO_BIAS, BiasError, bias_text
+    """``protocol.<role>_bias``: a bias name (agents.biases) or "none"/absent."""
+    from agents.biases import NO_BIAS, BiasError, bias_text
 
     key = f"{role}_bias"
     v = _str(d, key, path, optional=True)
@@ -330,9 +288,55 @@ class Condition:
     diagnosis: DiagnosisSpec = DiagnosisSpec()
 
 
-_TOP_KEYS = {"cases", "limit", "skip_invalid", "seed", "seeds", "workers", "batched", "preflight", "llm", "model",
-             "executor", "ray_address", "roles", "protocol", "world", "memory", "diagnosis", "conditions"}
+# the run's own keys, whatever its suite; then the sections a suite may read (Suite.reads)
+RUN_KEYS = frozenset({"suite", "seed", "seeds", "workers", "batched", "preflight", "llm", "model", "executor",
+                      "ray_address", "roles"})
+SECTIONS = {"cases": ("cases", "limit", "skip_invalid"), "protocol": ("protocol",), "world": ("world",),
+            "memory": ("memory",), "diagnosis": ("diagnosis",), "conditions": ("conditions",)}
 _CONDITION_KEYS = {"llm", "model", "roles", "protocol", "memory", "diagnosis"}
+
+
+def upgrade(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A spec's dict as an older medsim wrote it, in today's layout (each suite's
+    :meth:`~agents.suites.contract.Suite.upgrade`)."""
+    d: Mapping[str, Any] = raw
+    for s in all_suites():
+        d = s.upgrade(d)
+    return dict(d)
+
+
+def suite_of(raw: Mapping[str, Any]) -> Suite:
+    """The suite a spec's dict runs: its ``suite`` key, else its protocol's (``protocol.name =
+    "automedic"`` and not static: AutoMedic's), else the diagnostic consultation."""
+    name = raw.get("suite")
+    if name is not None:
+        return get_suite(_str(raw, "suite", ""))
+    p = raw.get("protocol") or {}
+    if isinstance(p, Mapping) and p.get("name") == "automedic" and not p.get("static"):
+        return get_suite("automedic")
+    return get_suite("diagnosis")
+
+
+def _check_top(raw: Mapping[str, Any], suite: Suite) -> None:
+    """Every top-level key is the run's, a section the suite reads, or the suite's own."""
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"spec: expected a table, got {raw!r}")
+    own = {k for sec in suite.reads for k in SECTIONS.get(sec, ())}
+    allowed = RUN_KEYS | own | ({suite.section} if suite.section else set())
+    others = {s.section: s.name for s in all_suites() if s.section and s.name != suite.name}
+    readers = {k for sec in SECTIONS for k in SECTIONS[sec]}
+    for k in raw:
+        if k in allowed:
+            continue
+        if k in others:
+            raise SpecError(f"{k}: the {others[k]} suite's section, and this run's suite is {suite.name} "
+                            f"(suite = \"{others[k]}\" runs it)", key=k)
+        if k in readers:
+            raise SpecError(f"{k}: not read by the {suite.name} suite (it reads: "
+                            f"{', '.join(sorted(allowed - RUN_KEYS))})", key=k)
+        near = near_name(str(k), allowed)
+        hint = f" (did you mean '{near}'?)" if near else f" (known: {', '.join(sorted(allowed))})"
+        raise SpecError(f"unknown key '{k}'{hint}", key=str(k))
 
 
 @dataclass(frozen=True)
@@ -360,68 +364,56 @@ class RunSpec:
     # named conditions of a grid (each its own protocol and roles); empty: one
     # condition, "base", which is the spec's own protocol and roles
     conditions: Mapping[str, Condition] = field(default_factory=dict)
+    # the suite, when the spec names one (None: from the protocol, see suite_of), and its
+    # own section as the suite parsed it (agents.suites.contract.Suite.parse_options)
+    suite_name: str | None = None
+    options: Any = None
 
     # -- building -----------------------------------------------------------------
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, default_llm: str = "scripted") -> "RunSpec":
         """Validate and resolve a spec from its dict form (TOML, flags, or a header)."""
-        _check_keys(raw, _TOP_KEYS, "")
-        d = dict(raw)
+        if not isinstance(raw, Mapping):
+            raise SpecError(f"spec: expected a table, got {raw!r}")
+        d = upgrade(raw)
+        suite = suite_of(d)
+        _check_top(d, suite)
+        reads = suite.reads
         cases = _str(d, "cases", "", default="demo")
         limit = _int(d, "limit", "", lo=1, optional=True)
         if "seed" in d and "seeds" in d:
-            raise SpecError("give 'seed' or 'seeds', not both")
+            raise SpecError("give 'seed' or 'seeds', not both", key="seeds")
         if "seeds" in d:
             seeds = d["seeds"]
             if not isinstance(seeds, (list, tuple)) or not seeds:
-                raise SpecError(f"seeds: expected a non-empty list of integers, got {seeds!r}")
+                raise SpecError(f"seeds: expected a non-empty list of integers, got {seeds!r}", key="seeds")
             for s in seeds:
                 _int({"seeds": s}, "seeds", "", lo=0)
             if len(set(seeds)) != len(seeds):
-                raise SpecError(f"seeds: each seed once, got {list(seeds)}")
+                raise SpecError(f"seeds: each seed once, got {list(seeds)}", key="seeds")
             seeds_t = tuple(int(s) for s in seeds)
         else:
             seeds_t = (_int(d, "seed", "", lo=0, default=0),)
-        base_protocol, base_roles = _resolve_roles_protocol(d, default_llm)
+        base_protocol, base_roles = _resolve_roles_protocol(d, default_llm, suite)
         base_memory = MemorySpec.parse(d.get("memory", {}) or {})
         base_diagnosis = DiagnosisSpec.parse(d.get("diagnosis", {}) or {})
-        conds_raw = d.get("conditions", {}) or {}
-        if not isinstance(conds_raw, Mapping):
-            raise SpecError(f"conditions: expected a table of named conditions, got {conds_raw!r}")
-        conditions: dict[str, Condition] = {}
-        for name, over in conds_raw.items():
-            if not isinstance(name, str) or not name.strip() or len(name) > 64:
-                raise SpecError(f"conditions: a condition name must be a short non-empty string, got {name!r}")
-            if not isinstance(over, Mapping):
-                raise SpecError(f"conditions.{name}: expected a table, got {over!r}")
-            _check_keys(over, _CONDITION_KEYS, f"conditions.{name}.")
-            merged = _merge({k: d[k] for k in ("llm", "model", "roles", "protocol", "memory", "diagnosis") if k in d},
-                            over)
-            mem_over = over.get("memory") or {}
-            if isinstance(mem_over, Mapping):
-                _check_keys(mem_over, {"mode", "k"}, f"conditions.{name}.memory.")  # the rest is the run's
-            try:
-                p, r = _resolve_roles_protocol(merged, default_llm)
-                # the learning split is the run's: a condition only says whether it consults the memory
-                mem_in = {k: v for k, v in (merged.get("memory", {}) or {}).items() if k not in ("learn_cases", "learn_limit")}
-                if mem_in.get("mode") == "learn" and (merged.get("memory") or {}).get("learn_cases"):
-                    mem_in["mode"] = "frozen"
-                mem = MemorySpec.parse(mem_in)
-                dia = DiagnosisSpec.parse(merged.get("diagnosis", {}) or {})
-            except SpecError as e:
-                raise SpecError(f"conditions.{name}: {e}") from None
-            conditions[name] = Condition(p, r, mem, dia)
+        conditions = _conditions(d, default_llm, suite)
+        options = suite.parse_options(d.get(suite.section) or {}, seeds=seeds_t) if suite.section else None
         executor = _executor(d)
         batched = _bool(d, "batched", "", optional=True)  # absent: auto (RunSpec.decodes_batched)
         if batched is True:  # asked for where it can do nothing: an error (auto just stays off)
             _check_batched(executor["executor"], [*base_roles.values(), *(r for c in conditions.values()
                                                                           for r in c.roles.values())])
+        explicit = d.get("suite")
+        derived = suite_of({k: v for k, v in d.items() if k != "suite"}).name
         return cls(
             cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
             workers=_int(d, "workers", "", lo=1, default=1), batched=batched,
             preflight=_bool(d, "preflight", "", default=True),
-            **executor, roles=base_roles, protocol=base_protocol, world=WorldSpec.parse(d.get("world", {}) or {}),
+            **executor, roles=base_roles, protocol=base_protocol,
+            world=WorldSpec.parse(d.get("world", {}) or {}) if "world" in reads else WorldSpec(),
             memory=base_memory, diagnosis=base_diagnosis, conditions=conditions,
+            suite_name=explicit if explicit is not None and explicit != derived else None, options=options,
         )
 
     # -- views ----------------------------------------------------------------------
@@ -444,6 +436,13 @@ class RunSpec:
         its cells run one at a time, so that the memory grows in a reproducible order."""
         return (any(self.for_condition(c).memory.mode == "learn" for c in self.condition_names())
                 and not self.memory.learn_cases)
+
+    @property
+    def suite(self) -> Suite:
+        """The suite this spec (or this condition's view of it) runs."""
+        if self.suite_name is not None:
+            return get_suite(self.suite_name)
+        return suite_of({"protocol": {"name": self.protocol.name, "static": self.protocol.static}})
 
     def condition_names(self) -> list[str]:
         return list(self.conditions) or [BASE_CONDITION]
@@ -481,10 +480,16 @@ class RunSpec:
         """The spec as a dict (``from_dict`` reads it back). ``executor=False`` leaves out
         where the cells run: an event log's header is the same wherever its cell ran.
         A secret in a backend URL is redacted unless ``secrets`` (:meth:`RoleSpec.to_dict`)."""
-        d: dict[str, Any] = {"cases": self.cases}
-        if self.limit is not None:
-            d["limit"] = self.limit
-        d.update(skip_invalid=self.skip_invalid, seeds=list(self.seeds), workers=self.workers)
+        reads = self.suite.reads
+        d: dict[str, Any] = {}
+        if self.suite_name is not None:
+            d["suite"] = self.suite_name
+        if "cases" in reads:
+            d["cases"] = self.cases
+            if self.limit is not None:
+                d["limit"] = self.limit
+            d["skip_invalid"] = self.skip_invalid
+        d.update(seeds=list(self.seeds), workers=self.workers)
         # resolved: true when it decodes batched (auto or asked), false when turned off; an
         # auto spec that stays serial (one worker, no in-process model) reads as it always did
         if self.decodes_batched:
@@ -496,18 +501,24 @@ class RunSpec:
             d["executor"] = self.executor
             if self.ray_address is not None:
                 d["ray_address"] = self.ray_address
-        d.update(protocol=self.protocol.to_dict(),
-                 roles={r: s.to_dict(secrets=secrets) for r, s in self.roles.items()},
-                 world=self.world.to_dict())
-        if self.memory != MemorySpec():
+        if "protocol" in reads:
+            d["protocol"] = self.protocol.to_dict()
+        d["roles"] = {r: s.to_dict(secrets=secrets) for r, s in self.roles.items()}
+        if "world" in reads:
+            d["world"] = self.world.to_dict()
+        if "memory" in reads and self.memory != MemorySpec():
             d["memory"] = self.memory.to_dict()
-        d["diagnosis"] = self.diagnosis.to_dict()
+        if "diagnosis" in reads:
+            d["diagnosis"] = self.diagnosis.to_dict()
         if self.conditions:
             d["conditions"] = {n: {"protocol": c.protocol.to_dict(),
                                    "roles": {r: s.to_dict(secrets=secrets) for r, s in c.roles.items()},
                                    "diagnosis": c.diagnosis.to_dict(),
                                    **({"memory": {"mode": c.memory.mode, "k": c.memory.k}} if c.memory != self.memory else {})}
                                for n, c in self.conditions.items()}
+        suite = self.suite
+        if suite.section is not None:
+            d[suite.section] = suite.options_dict(self.options)
         return d
 
     def to_toml(self) -> str:
@@ -554,19 +565,64 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _resolve_roles_protocol(d: Mapping[str, Any], default_llm: str) -> tuple[ProtocolSpec, dict[str, RoleSpec]]:
+def _resolve_roles_protocol(d: Mapping[str, Any], default_llm: str, suite: Suite
+                            ) -> tuple[ProtocolSpec, dict[str, RoleSpec]]:
+    """The suite's roles, each resolved (a role table the suite has no role for is an
+    error naming the nearest one), and the protocol (its default, for a suite that does
+    not read it)."""
     llm = _str(d, "llm", "", default=default_llm)
     model = _str(d, "model", "", optional=True)
     roles_raw = d.get("roles", {}) or {}
     if not isinstance(roles_raw, Mapping):
-        raise SpecError(f"roles: expected a table of roles, got {roles_raw!r}")
+        raise SpecError(f"roles: expected a table of roles, got {roles_raw!r}", key="roles")
+    names = list(suite.role_names())
     for name in roles_raw:
         if not isinstance(name, str) or not name.replace("_", "").isalnum():
-            raise SpecError(f"roles: a role name is letters, digits and '_', got {name!r}")
-    names = list(ROLE_DEFAULTS) + [r for r in roles_raw if r not in ROLE_DEFAULTS]
-    roles = {r: RoleSpec.parse(r, roles_raw.get(r, {}) or {}, llm=llm, model=model) for r in names}
-    protocol = ProtocolSpec.parse(d.get("protocol", {}) or {}, doctor_backend=roles["doctor"].backend)
+            raise SpecError(f"roles: a role name is letters, digits and '_', got {name!r}", key="roles")
+        if name not in names:
+            near = near_name(name, names)
+            hint = f"did you mean 'roles.{near}'? " if near else ""
+            raise SpecError(f"roles.{name}: no such role in the {suite.name} suite ({hint}its roles: "
+                            f"{', '.join(names)})", key=f"roles.{name}")
+    roles = {r: RoleSpec.parse(r, roles_raw.get(r, {}) or {}, llm=llm, model=model, defaults=suite.role_defaults(r),
+                               people=suite.people, suite=suite.name) for r in names}
+    doctor = roles.get("doctor")
+    protocol = (ProtocolSpec.parse(d.get("protocol", {}) or {}, doctor_backend=doctor.backend if doctor else llm)
+                if "protocol" in suite.reads else ProtocolSpec())
     return protocol, roles
+
+
+def _conditions(d: Mapping[str, Any], default_llm: str, suite: Suite) -> dict[str, Condition]:
+    """The named conditions of a grid, each its own protocol, roles, memory mode and
+    diagnosis strategy over the run's."""
+    conds_raw = d.get("conditions", {}) or {}
+    if not isinstance(conds_raw, Mapping):
+        raise SpecError(f"conditions: expected a table of named conditions, got {conds_raw!r}", key="conditions")
+    conditions: dict[str, Condition] = {}
+    for name, over in conds_raw.items():
+        if not isinstance(name, str) or not name.strip() or len(name) > 64:
+            raise SpecError(f"conditions: a condition name must be a short non-empty string, got {name!r}",
+                            key="conditions")
+        if not isinstance(over, Mapping):
+            raise SpecError(f"conditions.{name}: expected a table, got {over!r}", key=f"conditions.{name}")
+        _check_keys(over, _CONDITION_KEYS, f"conditions.{name}.")
+        merged = _merge({k: d[k] for k in ("llm", "model", "roles", "protocol", "memory", "diagnosis") if k in d}, over)
+        mem_over = over.get("memory") or {}
+        if isinstance(mem_over, Mapping):
+            _check_keys(mem_over, {"mode", "k"}, f"conditions.{name}.memory.")  # the rest is the run's
+        try:
+            cond_suite = suite if d.get("suite") is not None else suite_of(merged)
+            p, r = _resolve_roles_protocol(merged, default_llm, cond_suite)
+            # the learning split is the run's: a condition only says whether it consults the memory
+            mem_in = {k: v for k, v in (merged.get("memory", {}) or {}).items() if k not in ("learn_cases", "learn_limit")}
+            if mem_in.get("mode") == "learn" and (merged.get("memory") or {}).get("learn_cases"):
+                mem_in["mode"] = "frozen"
+            mem = MemorySpec.parse(mem_in)
+            dia = DiagnosisSpec.parse(merged.get("diagnosis", {}) or {})
+        except SpecError as e:
+            raise SpecError(f"conditions.{name}: {e}", key=e.key) from None
+        conditions[name] = Condition(p, r, mem, dia)
+    return conditions
 
 
 # -- inputs ---------------------------------------------------------------------------
@@ -596,30 +652,37 @@ def set_dotted(d: dict[str, Any], key: str, value: Any) -> None:
         if not isinstance(nxt, dict):
             nxt = {} if nxt is None else dict(nxt) if isinstance(nxt, Mapping) else nxt
             if not isinstance(nxt, dict):
-                raise SpecError(f"{'.'.join(parts[:-1])}: expected a table, got {nxt!r}")
+                raise SpecError(f"{'.'.join(parts[:-1])}: expected a table, got {nxt!r}", key=".".join(parts[:-1]))
             cur[p] = nxt
         cur = nxt
     cur[parts[-1]] = value
 
 
-def build_spec(config: Path | None = None, overrides: Mapping[str, Any] | None = None, *,
-               default_llm: str = "scripted") -> RunSpec:
-    """A TOML file (optional), then flag overrides as dotted keys, validated and
-    resolved. A ``seed``/``seeds`` or ``llm``/``model`` override replaces the file's."""
-    raw: dict[str, Any] = load_toml(config) if config is not None else {}
-    src = str(config) if config is not None else None
+def spec_from_raw(raw: Mapping[str, Any], overrides: Mapping[str, Any] | None = None, *, source: str | None = None,
+                  default_llm: str = "scripted") -> RunSpec:
+    """A spec's dict (a TOML file's, read once), then overrides as dotted keys (flags),
+    validated and resolved. A ``seed``/``seeds`` override replaces the file's other one.
+    ``source`` (the file) prefixes an error's message; its ``key`` stays the key."""
+    d: dict[str, Any] = copy.deepcopy(dict(raw))
     for key, value in (overrides or {}).items():
         if value is None:
             continue
         if key == "seed":
-            raw.pop("seeds", None)
+            d.pop("seeds", None)
         elif key == "seeds":
-            raw.pop("seed", None)
-        set_dotted(raw, key, value)
+            d.pop("seed", None)
+        set_dotted(d, key, value)
     try:
-        return RunSpec.from_dict(raw, default_llm=default_llm)
+        return RunSpec.from_dict(d, default_llm=default_llm)
     except SpecError as e:
-        raise SpecError(f"{src}: {e}" if src else str(e)) from None
+        raise (e.where(source) if source else e) from None
+
+
+def build_spec(config: Path | None = None, overrides: Mapping[str, Any] | None = None, *,
+               default_llm: str = "scripted") -> RunSpec:
+    """A TOML file (optional), then flag overrides as dotted keys (:func:`spec_from_raw`)."""
+    raw: dict[str, Any] = load_toml(config) if config is not None else {}
+    return spec_from_raw(raw, overrides, source=str(config) if config is not None else None, default_llm=default_llm)
 
 
 def seeds_arg(text: str) -> list[int]:

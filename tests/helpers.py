@@ -13,14 +13,14 @@ from agents.events import DictSink
 from agents.llm.base import GenerateParams
 from agents.participants import CastConfig, llm_cast
 from agents.results import case_row
-from agents.roles import ROLE_DEFAULTS
+from agents.roles import get_role, role_names
 from agents.scorers import DiagnosisScorer, Transcript, score_case
 
 
 def roles(llm: Any, **over: Any) -> dict[str, Any]:
     """The same backend for every role (but optional ones, like the vision reader, unless
     given), some replaced."""
-    d = {r: llm for r, dflt in ROLE_DEFAULTS.items() if dflt.backend is None}
+    d = {r: llm for r in role_names() if get_role(r).backend is None}
     d.update(over)
     return d
 

@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from agents.cases.model import Case
 from agents.findings import match_findings, tokens
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
+from agents.roles import READER, STAFF, get_role, role_names
 
 __all__ = ["ScriptedLLM"]
 
@@ -178,7 +179,8 @@ class ScriptedLLM:
             return self._output(self._judge(ctx.case_id, messages[-1].content), messages)
         if ctx.role == "reflector":
             return self._output(self._reflect(self._case(ctx)), messages)
-        if ctx.role == "vision":  # reads an image: says what its study's report says (an oracle)
+        kind = get_role(ctx.role).kind if ctx.role in role_names() else None
+        if kind == READER:  # reads an image: says what its study's report says (an oracle)
             case = self._case(ctx)
             shown = messages[-1].images if messages else ()
             st = next((s for s in case.imaging if s.image in shown), None)
@@ -202,7 +204,7 @@ class ScriptedLLM:
                 text = self._as_json(text)
         elif ctx.role == "patient":
             text = self._patient(case, last, frozenset(m.content for m in messages if m.role == "assistant"))
-        elif ctx.role == "measurement":
+        elif kind == STAFF:  # the technician, or another staff role (a nurse): the records the order matches
             text = self._measurement(case, last)
         else:
             raise LLMError(f"unknown role '{ctx.role}'", backend=self.name, transient=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
+from agents.biases import NO_BIAS, BiasApplied, bias_text, with_bias
 from agents.cases.model import Case
 from agents.events import EventSink
 from agents.llm.base import LLM, GenerateParams
@@ -16,8 +17,8 @@ from agents.llm.calls import RetryPolicy
 from agents.participants.base import Participant
 from agents.participants.llm import LLMDoctor, LLMParticipant
 from agents.participants.wrappers import Guarded, Hinted, ignored_records, names_a_condition
-from agents.roles import (CONSULTATION_ROLES, doctor_system, measurement_system, patient_system, role_defaults,
-                          vision_system)
+from agents.roles import (CONSULTATION_KINDS, READER, STAFF, doctor_system, patient_system, role_defaults,
+                          roles_of_kind)
 
 __all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params", "biased"]
 
@@ -47,7 +48,7 @@ class CastConfig:
     static: bool = False  # static QA: the doctor reads the whole case and answers once
     params: Mapping[str, GenerateParams] = field(default_factory=dict)
     retry: Mapping[str, RetryPolicy] = field(default_factory=dict)
-    # AgentClinic's bias conditions (agents.suites.biases): appended to that role's system prompt only
+    # AgentClinic's bias conditions (agents.biases): appended to that role's system prompt only
     doctor_bias: str | None = None
     patient_bias: str | None = None
 
@@ -58,15 +59,13 @@ class CastConfig:
         return self.retry.get(role) or RetryPolicy()
 
     def with_seed(self, seed: int) -> "CastConfig":
-        roles = set(self.params) | set(CONSULTATION_ROLES)
+        roles = set(self.params) | {r.name for r in roles_of_kind(*CONSULTATION_KINDS)}
         return replace(self, params={r: replace(self.params_for(r), seed=seed) for r in roles})
 
 
 def biased(cfg: CastConfig, role: str, system: str, sink: EventSink) -> str:
     """``system`` with the role's bias appended (``cfg.doctor_bias`` / ``patient_bias``),
     recorded as a ``bias_applied`` event; unchanged without one."""
-    from agents.suites.biases import NO_BIAS, BiasApplied, bias_text, with_bias
-
     name = getattr(cfg, f"{role}_bias", None)
     if not name or name == NO_BIAS:
         return system
@@ -75,7 +74,8 @@ def biased(cfg: CastConfig, role: str, system: str, sink: EventSink) -> str:
 
 
 def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSink) -> dict[str, Participant]:
-    """Doctor, patient and technician as LLM participants, wrapped per ``cfg``."""
+    """The doctor, the patient, every registered staff role (the technician, a nurse) and
+    a reader of images (when one is configured) as LLM participants, wrapped per ``cfg``."""
     style = cfg.prompt_style
 
     def make(role: str, system: str, cls: type = LLMParticipant, **kw: object) -> LLMParticipant:
@@ -86,18 +86,24 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
                                                                 measurement=cfg.measurement, static=cfg.static), sink),
                   LLMDoctor, mode=cfg.doctor_mode, measurement=cfg.measurement, static=cfg.static)
     patient = make("patient", biased(cfg, "patient", patient_system(case, style=style), sink))
-    tech = make("measurement", measurement_system(case, style=style, hinted=cfg.measurement_hints))
-    cast: dict[str, Participant] = {"doctor": doctor, "patient": patient, "measurement": tech}
-    vision = llms.get("vision")
-    if vision is not None and getattr(vision, "name", "") not in ("none", "human"):
-        cast["vision"] = make("vision", vision_system())  # reads returned images for the doctor
+    cast: dict[str, Participant] = {"doctor": doctor, "patient": patient}
+    staff = [r for r in roles_of_kind(STAFF) if r.name in llms and r.system is not None]
+    for r in staff:
+        cast[r.name] = make(r.name, r.system(case, style, cfg.measurement_hints))  # type: ignore[misc]
+    for r in roles_of_kind(READER):  # reads returned images for the doctor, when a model is configured
+        reader = llms.get(r.name)
+        if reader is not None and r.system is not None and getattr(reader, "name", "") not in ("none", "human"):
+            cast[r.name] = make(r.name, r.system(case, style, False))
     if cfg.guard_retries is not None:
         cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),),
                                  last_stands=("not_a_condition",))
         cast["patient"] = Guarded(patient, retries=cfg.guard_retries)
-        # one retry for the technician: when it ignores the records, the records
+        # one retry for a staff role: when it ignores the records, the records
         # themselves are the recorded fallback (see Hinted)
-        cast["measurement"] = Guarded(tech, retries=min(1, cfg.guard_retries), checks=(ignored_records,))
+        for r in staff:
+            cast[r.name] = Guarded(cast[r.name], retries=min(1, cfg.guard_retries),  # type: ignore[arg-type]
+                                   checks=(ignored_records,))
     if cfg.measurement_hints:
-        cast["measurement"] = Hinted(cast["measurement"], case, sink)
+        for r in staff:
+            cast[r.name] = Hinted(cast[r.name], case, sink)
     return cast

@@ -13,7 +13,7 @@ from agents.protocol import DoctorAction
 
 __all__ = ["ReplayedParticipant", "recorded_turns"]
 
-_KIND = {"patient": "ask", "measurement": "test", "diagnosis": "diagnose"}
+_KIND = {"patient": "ask", "diagnosis": "diagnose"}  # any other route: the staff role an order went to
 
 
 def recorded_turns(events: Iterable[Mapping[str, Any]], role: str) -> list[tuple[int, Turn]]:
@@ -32,7 +32,7 @@ def recorded_turns(events: Iterable[Mapping[str, Any]], role: str) -> list[tuple
             r = routes.get(e["turn"])
             if r is None:
                 raise LLMError(f"log has no routing for the doctor's turn {e['turn']}", backend="replay", transient=False)
-            action = DoctorAction(_KIND[r["route"]], r["extracted"], r["rule"], r.get("note", ""))
+            action = DoctorAction(_KIND.get(r["route"], "test"), r["extracted"], r["rule"], r.get("note", ""))
             out.append((e["turn"], Turn(text=e["text"], action=action, spoken=e["text"], source=src)))
         else:
             out.append((e["turn"], Turn(text=e["text"], source=src)))

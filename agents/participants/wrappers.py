@@ -18,7 +18,7 @@ from agents.cases.model import Case
 from agents.catalogue import CATALOGUE
 from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
 from agents.findings import match_findings
-from agents.guards import CORRECTIONS, check_reply, normalise_line
+from agents.guards import check_reply, corrections_for, normalise_line
 from agents.normal_results import normal_result
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.llm import LLMParticipant
@@ -133,7 +133,7 @@ class Guarded:
         self.inner, self.retries, self.checks, self.detect = inner, retries, tuple(checks), detect
         self.last_stands = frozenset(last_stands)
         self.role = inner.role
-        self.corrections = CORRECTIONS.get(self.role, {}) if corrections is None else corrections
+        self.corrections = corrections_for(self.role) if corrections is None else corrections
 
     def act(self, obs: Observation) -> Turn:
         inner = self.inner

@@ -6,7 +6,7 @@ import pytest
 from agents.cases.registry import load_cases
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
-from agents.suites.biases import (DOCTOR_BIASES, PATIENT_BIASES, BiasError, bias_conditions, bias_text,
+from agents.biases import (DOCTOR_BIASES, PATIENT_BIASES, BiasError, bias_conditions, bias_text,
                                   parse_bias_list, with_bias)
 from tests.helpers import consult, roles
 

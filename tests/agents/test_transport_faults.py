@@ -210,7 +210,7 @@ def test_logged_prompts_are_deltas_that_read_back_whole(tmp_path):
     doctor = [c["messages_base"]["n"] for c in calls if c["role"] == "doctor" and "messages_base" in c]
     assert doctor == [2, 4, 6]  # the conversation so far, by reference
     # the HTML transcript counts each call's whole prompt
-    from medsim.html_report import _read_events
+    from medsim.html_report import read_events as _read_events
 
     assert [len(e["messages"]) for e in _read_events(out / row["events"]) if e["type"] == "llm_call"] \
         == [len(m) for m in sent]

@@ -14,9 +14,9 @@ from medsim.cli import main
 from medsim.spec import build_spec
 from tests.helpers import log_bytes
 
-from agents.roles import ROLE_DEFAULTS
+from agents.roles import role_names
 
-ROLES = tuple(ROLE_DEFAULTS)
+ROLES = role_names()
 
 
 def _run(tmp_path, out="run", *, progress=False, resume=False, **over):

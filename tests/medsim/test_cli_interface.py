@@ -66,13 +66,15 @@ def test_every_option_help_names_its_default():
 
 # -- one name for the technician ------------------------------------------------------------
 def test_technician_flags_with_the_old_names_as_hidden_aliases():
+    from medsim.flags import overrides
+
     p = build_parser()
     for flag in ("--technician-llm", "--measurement-llm"):
-        assert p.parse_args(["bench", flag, "scripted"]).measurement_llm == "scripted"
+        assert overrides(p.parse_args(["bench", flag, "scripted"]), "bench") == {"roles.measurement.backend": "scripted"}
     for flag in ("--technician-model", "--measurement-model"):
-        assert p.parse_args(["consult", flag, "m"]).measurement_model == "m"
+        assert overrides(p.parse_args(["consult", flag, "m"]), "consult") == {"roles.measurement.model": "m"}
     for flag in ("--no-technician", "--no-measurement"):
-        assert p.parse_args(["bench", flag]).no_measurement is True
+        assert overrides(p.parse_args(["bench", flag]), "bench") == {"protocol.measurement": False}
     assert p.parse_args(["consult", "--as", "technician"]).as_role == "technician"
     assert p.parse_args(["consult", "--as", "measurement"]).as_role == "technician"
     assert p.parse_args(["play", "--as", "measurement"]).as_role == "technician"

@@ -66,7 +66,8 @@ def test_a_person_plays_the_patient(tmp_path):
     assert said[:2] == ["Ça fait très mal — 😣, since yesterday.", "(says nothing)"]
     assert len(said[2]) == 500 and "kept the first 500 characters" in r.stdout
     assert {e["source"] for e in ev if e["type"] == "utterance" and e["speaker"] == "patient"} == {"human"}
-    assert ev[-1]["type"] == "scored"
+    # the run loop's own cell: judged, then closed as a bench cell is
+    assert [e["type"] for e in ev[-2:]] == ["scored", "case_finished"]
 
 
 def test_input_that_ends_early_is_a_failed_consultation_not_a_wrong_answer(tmp_path):

@@ -4,7 +4,8 @@ import json
 import math
 
 from medsim.cli import main
-from medsim.ladder import LADDER, condition_table, ladder_conditions
+from agents.conditions import condition_table
+from medsim.ladder import LADDER, ladder_conditions
 
 
 def _rows(cond, correct, seed=0):

@@ -1,7 +1,7 @@
 """AgentClinic's bias conditions: cognitive and implicit biases given to the doctor or
 the patient.
 
-A bias is a short text (``agents/suites/bias_data/biases.toml``, written for medsim)
+A bias is a short text (``agents/bias_data/biases.toml``, written for medsim)
 appended to that role's system prompt only: the other roles' prompts are unchanged, and
 the log's ``llm_call`` events show the text in that role's system message. The doctor
 has 12 biases, the patient 11 (no confirmation or status quo bias; self-diagnosis
@@ -36,7 +36,7 @@ class BiasError(ValueError):
 
 @lru_cache(maxsize=1)
 def _texts() -> dict[str, dict[str, str]]:
-    raw = resources.files("agents.suites").joinpath("bias_data/biases.toml").read_text(encoding="utf-8")
+    raw = resources.files("agents").joinpath("bias_data/biases.toml").read_text(encoding="utf-8")
     data = tomllib.loads(raw)
     return {role: {k: " ".join(str(v).split()) for k, v in data.get(role, {}).items()} for role in BIAS_ROLES}
 
