@@ -2330,6 +2330,7 @@ class Map:
         self.furn = [[None] * MW for _ in range(MH)]
         self.windows = set()
         self.points = []   # (name, type, x, y, props)
+        self.properties = {"name": "medsim hospital"}   # the map's own custom properties
 
     # editing -------------------------------------------------------------------------
     def fl(self, x, y, name):
@@ -2403,6 +2404,13 @@ class Map:
 
 def build_map():
     m = Map()
+    # examinations at the bedside: the technician comes to the consultation room (the
+    # map's properties, one rule for every consultation room; see maps/README.md)
+    m.properties.update(
+        bedside_label="At the bedside", bedside_priority=10,
+        bedside_tests="vital, signs, auscultation, palpation, inspection, percussion, physical, "
+                      "neurological, reflexes, examination, exam, pressure, temperature, pulse, heart, "
+                      "lung, abdominal, skin, eye, fundoscopy, otoscopy")
     # outdoors: grass with a few flowers
     for y in range(MH):
         for x in range(MW):
@@ -2479,7 +2487,8 @@ def build_map():
     m.put(32, 8, "biohazard_bin")
     m.put(30, 9, "plaque_ecg")
     m.point("ecg_machine", "equipment", 27, 2, room="ecg", station="ecg_station")
-    m.point("ecg_station", "station", 27, 3, room="ecg", facing="up", equipment="ecg_machine")
+    m.point("ecg_station", "station", 27, 3, room="ecg", facing="up", equipment="ecg_machine",
+            label="ECG", priority=40, tests="ecg, electrocardiogram, ekg, holter")
 
     # ---- lab ------------------------------------------------------------------------------
     m.windows.update({(37, 1), (42, 1)})
@@ -2499,7 +2508,8 @@ def build_map():
     m.put(45, 5, "coat_rack")
     m.put(40, 9, "plaque_lab")
     m.point("lab_bench", "equipment", 35, 2, room="lab", station="lab_station")
-    m.point("lab_station", "station", 35, 3, room="lab", facing="up", equipment="lab_bench")
+    m.point("lab_station", "station", 35, 3, room="lab", facing="up", equipment="lab_bench",
+            label="Lab", default=True)
     m.point("technician_spawn", "spawn", 42, 7, room="lab", facing="down", role="technician")
 
     # ---- ward -----------------------------------------------------------------------------
@@ -2553,7 +2563,8 @@ def build_map():
     m.put(13, 16, "plaque_xray")
     m.point("xray_machine", "equipment", 5, 17, room="imaging_xray", station="xray_station")
     m.point("xray_station", "station", 5, 18, room="imaging_xray", facing="up",
-            equipment="xray_machine")
+            equipment="xray_machine", label="Imaging: X-ray", priority=30,
+            tests="ray, xray, radiograph, film")
 
     # ---- CT / MRI ----------------------------------------------------------------------------
     m.put(3, 20, "sign_radiation")
@@ -2566,7 +2577,9 @@ def build_map():
     m.put(13, 23, "plaque_ct_mri")
     m.point("ct_scanner", "equipment", 6, 22, room="imaging_ct_mri", station="ct_station")
     m.point("ct_station", "station", 7, 22, room="imaging_ct_mri", facing="left",
-            equipment="ct_scanner")
+            equipment="ct_scanner", label="Imaging: CT/MRI", priority=20,
+            tests="ct, mri, tomography, angiogram, angiography, scan, ultrasound, doppler, "
+                  "echocardiogram, echo, transvaginal, imaging, mra, pet")
 
     # ---- reception ----------------------------------------------------------------------------
     m.fl(22, 26, "mat_l")
@@ -2745,6 +2758,15 @@ def write_tsx(path, sheet_w, sheet_h):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def tmx_property(name, v):
+    """One ``<property>`` element: bool, int or string, as Tiled writes them."""
+    if isinstance(v, bool):
+        return '<property name="%s" type="bool" value="%s"/>' % (name, "true" if v else "false")
+    if isinstance(v, int):
+        return '<property name="%s" type="int" value="%d"/>' % (name, v)
+    return '<property name="%s" value="%s"/>' % (name, xml_attr(v))
+
+
 def write_tmx(path, m):
     layers = [("floor", m.floor), ("walls", m.walls), ("furniture", m.furn)]
     nobj = len(ROOMS) + len(m.points)
@@ -2754,7 +2776,7 @@ def write_tmx(path, m):
         'renderorder="right-down" width="%d" height="%d" tilewidth="%d" tileheight="%d" '
         'infinite="0" nextlayerid="6" nextobjectid="%d">' % (MW, MH, T, T, nobj + 1),
         ' <properties>',
-        '  <property name="name" value="medsim hospital"/>',
+        *('  ' + tmx_property(k, m.properties[k]) for k in sorted(m.properties)),
         ' </properties>',
         ' <tileset firstgid="1" source="hospital.tsx"/>',
     ]
@@ -2787,11 +2809,7 @@ def write_tmx(path, m):
         props = dict(props, tile_x=x, tile_y=y)
         out.append('   <properties>')
         for k in sorted(props):
-            v = props[k]
-            if isinstance(v, int):
-                out.append('    <property name="%s" type="int" value="%d"/>' % (k, v))
-            else:
-                out.append('    <property name="%s" value="%s"/>' % (k, xml_attr(v)))
+            out.append('    ' + tmx_property(k, props[k]))
         out.append('   </properties>')
         out.append('   <point/>')
         out.append('  </object>')
@@ -3440,8 +3458,16 @@ def read_map(path):
     return tmx.width, tmx.height, rooms, points
 
 
+def read_map_properties(path):
+    """The map's own custom properties (pytmx, no images)."""
+    import pytmx
+
+    return dict(pytmx.TiledMap(str(path)).properties)
+
+
 def write_readme(path, map_path, sheet_w, sheet_h):
     mw, mh, rooms, points = read_map(map_path)
+    map_props = read_map_properties(map_path)
     L = []
     a = L.append
     a("# medsim art assets")
@@ -3559,6 +3585,14 @@ def write_readme(path, map_path, sheet_w, sheet_h):
     a("   `facing` (`down`/`left`/`right`/`up`: which way a character there faces), `role`,")
     a("   `station`/`equipment` (links between a machine and where its operator stands).")
     a("")
+    a("Test rooms are declared in the map: a `station` point with the properties `tests` (order")
+    a("keywords, comma-separated), `label` (the test menu's heading), `priority` (int: the highest of")
+    a("the stations a test matches wins), `default` (bool: where a test no keyword matches goes) and")
+    a("`equipment` (the machine the view animates) makes its room a test room; the map's own properties")
+    a("`bedside_tests`, `bedside_label` and `bedside_priority` declare the examinations done at the")
+    a("bedside. The game reads them (`game/hospital_map.py`); `maps/README.md` says how to add a test")
+    a("room in Tiled.")
+    a("")
     a("A cell is walkable when it has a floor tile and no tile on any layer has `collides=true`.")
     a("Every room has a doorway onto a corridor (the entrance forecourt opens into reception through")
     a("the front door); everything is reachable on foot from `entrance_spawn`. Seats and stations are")
@@ -3580,6 +3614,23 @@ def write_readme(path, map_path, sheet_w, sheet_h):
         notes = ", ".join("%s=%s" % (k, props[k]) for k in ("role", "station", "equipment") if k in props)
         a("| `%s` | %s | %d | %d | %s | %s | %s |" % (name, typ, x, y, props.get("room", ""),
                                                    props.get("facing", ""), notes))
+    a("")
+    a("### Test rooms (where ordered tests go; highest priority first)")
+    a("")
+    a("| station | room | label | priority | machine | tests |")
+    a("|---|---|---|---:|---|---|")
+    declared = [(name, props.get("room", ""), props) for name, typ, x, y, props in points
+                if typ == "station" and ("tests" in props or "default" in props)]
+    if "bedside_tests" in map_props:
+        declared.append(("(bedside)", "consultation rooms", {
+            "label": map_props.get("bedside_label", ""), "priority": map_props.get("bedside_priority", 0),
+            "tests": map_props["bedside_tests"]}))
+    for name, room, props in sorted(declared, key=lambda d: -int(d[2].get("priority", 0))):
+        tests = props.get("tests") or ""
+        if props.get("default") in (True, "true"):
+            tests = (tests + "; " if tests else "") + "and every test no keyword matches (default)"
+        a("| `%s` | %s | %s | %s | %s | %s |" % (name, room, props.get("label", ""), props.get("priority", ""),
+                                            props.get("equipment", ""), tests))
     a("")
     path.write_text("\n".join(L), encoding="utf-8")
 

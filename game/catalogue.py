@@ -1,6 +1,6 @@
-"""The hospital's test menu: the catalogue (``agents.catalogue``) grouped by the room that
-does each test, from the map and the order routing. A person orders from it, in the game
-and in the terminal."""
+"""The hospital's test menu: the catalogue (``agents.catalogue``) grouped by the station
+that does each test, with the labels the map declares (``game.hospital_map``). A person
+orders from it, in the game and in the terminal."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,25 +15,29 @@ __all__ = ["CATALOGUE", "MenuGroup", "test_menu"]
 @dataclass(frozen=True)
 class MenuGroup:
     room: str  # the room's name on the map, or "bedside"
-    label: str  # what a person reads
+    label: str  # what a person reads: the station's declared label
     tests: tuple[str, ...]
 
 
-def test_menu(hmap: HospitalMap, router: OrderRouter = OrderRouter(),
+def test_menu(hmap: HospitalMap, router: OrderRouter | None = None,
               catalogue: tuple[str, ...] = CATALOGUE) -> list[MenuGroup]:
-    """The catalogue grouped by where each test is done: the bedside first, then rooms
-    in the order the map lists their stations. A station the map lacks is an error of
-    the map (``HospitalMap.point`` names it)."""
+    """The catalogue grouped by where each test is done: the bedside first, then the
+    stations in the order their first test comes in the catalogue.
+
+    Args:
+        hmap: the map; its declared test stations give the rooms and labels.
+        router: the routing (default: the map's own, ``OrderRouter.from_map``).
+        catalogue: the tests to group.
+    """
+    router = router or OrderRouter.from_map(hmap)
     groups: dict[str, list[str]] = {}
     for test in catalogue:
-        route = router.route(test)
-        room = "bedside" if route.bedside else (hmap.point(route.station).room or route.station)
-        groups.setdefault(room, []).append(test)
-    order = ["bedside"] + [r for r in groups if r != "bedside"]
+        groups.setdefault(router.route(test).station, []).append(test)
+    order = sorted(groups, key=lambda name: not router.station(name).bedside)  # stable: catalogue order otherwise
     out = []
-    for room in order:
-        if room in groups:
-            label = "At the bedside" if room == "bedside" else room.replace("_", " ").replace("imaging ", "imaging: ").title()
-            out.append(MenuGroup(room, label.replace("Ecg", "ECG").replace("Ct Mri", "CT/MRI").replace("Xray", "X-ray"),
-                                 tuple(groups[room])))
+    for name in order:
+        st = router.station(name)
+        # a station the map lacks is an error of the map (HospitalMap.point names it)
+        room = "bedside" if st.bedside else (hmap.point(name).room or name)
+        out.append(MenuGroup(room, st.label, tuple(groups[name])))
     return out

@@ -1,24 +1,22 @@
-"""Where an ordered test is done: blood work -> lab, ECG -> ECG room, X-ray -> X-ray,
-CT/MRI/ultrasound -> CT/MRI; physical examination at the bedside. Configurable; unknown
-test names go to the lab."""
+"""Where an ordered test is done: the test stations the map declares (``game.hospital_map``:
+each station point's ``tests`` keywords, ``priority`` and ``default``, and the map's
+``bedside_*`` rule). Nothing here names a room.
+
+The rule: the words of the test name are read (lower case, hyphens and underscores as
+spaces, plus ``agents.findings.tokens``: ``EKG`` also reads ``ecg``, ``X-ray`` also
+``xray``); a station matches when one of its keywords is among them (a keyword of
+several words when all of them are). Of the matching stations the one with the highest
+priority wins; priorities are distinct, so the result never depends on the order of
+objects in the map. No match: the default station.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agents.findings import tokens
+from game.hospital_map import HospitalMap, Station
 
-__all__ = ["OrderRoute", "OrderRouter", "DEFAULT_RULES"]
-
-# (words any of which may appear in the request, station point name, bedside?)
-DEFAULT_RULES: tuple[tuple[tuple[str, ...], str, bool], ...] = (
-    (("ecg", "electrocardiogram", "ekg", "holter"), "ecg_station", False),
-    (("ray", "xray", "radiograph", "film"), "xray_station", False),
-    (("ct", "mri", "tomography", "angiogram", "angiography", "scan", "ultrasound", "doppler",
-      "echocardiogram", "echo", "transvaginal", "imaging", "mra", "pet"), "ct_station", False),
-    (("vital", "signs", "auscultation", "palpation", "inspection", "percussion", "physical",
-      "neurological", "reflexes", "examination", "exam", "pressure", "temperature",
-      "pulse", "heart", "lung", "abdominal", "skin", "eye", "fundoscopy", "otoscopy"), "bedside", True),
-)
+__all__ = ["OrderRoute", "OrderRouter", "order_words"]
 
 
 @dataclass(frozen=True)
@@ -28,15 +26,67 @@ class OrderRoute:
     rule: str
 
 
+def order_words(test_name: str) -> frozenset[str]:
+    """The words a test name is matched by."""
+    return frozenset(tokens(test_name)) | frozenset(test_name.lower().replace("-", " ").replace("_", " ").split())
+
+
+def _hits(station: Station, words: frozenset[str]) -> list[str]:
+    return sorted(k for k in station.keywords if all(w in words for w in k.split()))
+
+
 @dataclass(frozen=True)
 class OrderRouter:
-    rules: tuple[tuple[tuple[str, ...], str, bool], ...] = DEFAULT_RULES
-    default_station: str = "lab_station"
+    """Routes test names to stations. Built from a map's declarations
+    (:meth:`from_map`), or from explicit :class:`~game.hospital_map.Station` objects
+    (tests, other hospitals).
+
+    Raises:
+        ValueError: no station, not exactly one default, or two stations with keywords
+            that share a priority.
+    """
+
+    stations: tuple[Station, ...]
+    _ranked: tuple[Station, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        stations = tuple(self.stations)
+        object.__setattr__(self, "stations", stations)
+        defaults = [s.name for s in stations if s.default]
+        if len(defaults) != 1:
+            raise ValueError(f"an order router needs exactly one default station, got {defaults or 'none'}")
+        ranked = sorted((s for s in stations if s.keywords), key=lambda s: -s.priority)
+        for a, b in zip(ranked, ranked[1:]):
+            if a.priority == b.priority:
+                raise ValueError(f"stations '{a.name}' and '{b.name}' share the priority {a.priority}")
+        object.__setattr__(self, "_ranked", tuple(ranked))
+
+    @classmethod
+    def from_map(cls, hmap: HospitalMap) -> "OrderRouter":
+        """The router of the test stations ``hmap`` declares."""
+        return cls(hmap.test_stations)
+
+    @property
+    def default(self) -> Station:
+        return next(s for s in self.stations if s.default)
+
+    def station(self, name: str) -> Station:
+        """The station of that name.
+
+        Raises:
+            KeyError: no such station.
+        """
+        for s in self.stations:
+            if s.name == name:
+                return s
+        raise KeyError(f"no test station named '{name}' (stations: {', '.join(s.name for s in self.stations)})")
 
     def route(self, test_name: str) -> OrderRoute:
-        words = set(tokens(test_name)) | set(test_name.lower().replace("-", " ").replace("_", " ").split())
-        for keys, station, bedside in self.rules:
-            hit = sorted(words & set(keys))
+        """Where ``test_name`` is done; ``rule`` says why (the keyword, or the default)."""
+        words = order_words(test_name)
+        for st in self._ranked:
+            hit = _hits(st, words)
             if hit:
-                return OrderRoute(station, bedside, f"keyword '{hit[0]}'")
-        return OrderRoute(self.default_station, False, "default (unknown test name -> lab)")
+                return OrderRoute(st.name, st.bedside, f"keyword '{hit[0]}'")
+        d = self.default
+        return OrderRoute(d.name, d.bedside, f"default (unknown test name -> {d.room or d.name})")

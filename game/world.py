@@ -77,7 +77,7 @@ class WorldConfig:
     checkin_s: float = 2.0
     test_s: float = 3.0  # at the machine
     consultation: ConsultationConfig = ConsultationConfig()
-    test_rooms: OrderRouter = OrderRouter()
+    test_rooms: OrderRouter | None = None  # None: the test stations the map declares
     seed: int = 0  # the run seed (result rows are keyed by it)
     condition: str = "base"
 
@@ -185,8 +185,9 @@ class World:
     # -- setup ------------------------------------------------------------------
     def _check_map(self) -> None:
         m = self.map
+        self.router = self.config.test_rooms or OrderRouter.from_map(m)
         need = ["entrance_spawn", "reception_desk", "records_station", "technician_spawn",
-                "lab_station", "ecg_station", "xray_station", "ct_station"]
+                *(s.name for s in self.router.stations if not s.bedside)]
         for name in need:
             m.point(name)
         self.consult_rooms = sorted({p.name.rsplit("_", 1)[0] for p in m.points_like("consult_")
@@ -579,7 +580,7 @@ class World:
         enc.timer = self.t + self._say(enc.doctor, pending.spoken)
         a = pending.action
         if a.kind == "test" and not pending.premature:
-            route = self.config.test_rooms.route(a.text)
+            route = self.router.route(a.text)
             enc.phase = Phase.TO_TEST
             self._start_test_trip(enc, a.text, route.station, route.bedside)
         else:

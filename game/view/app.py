@@ -560,13 +560,13 @@ class SimulationScreen(Screen):
         return cache[path]
 
     def _draw_scanners(self, view: pygame.Surface) -> None:
-        """A machine at work glows: the X-ray, CT/MRI or ECG at a test being done."""
-        machines = {"xray_station": "xray_machine", "ct_station": "ct_scanner", "ecg_station": "ecg_machine",
-                    "lab_station": "lab_bench"}
+        """A machine at work glows: the equipment a test station declares (its
+        ``equipment`` property in the map) while a test is done there."""
         for e in self.world.encounters:
             if e.phase.value != "at_test" or not e.test_station:
                 continue
-            name = machines.get(e.test_station)
+            station = self.world.map.test_station(e.test_station)
+            name = station.machine if station else None
             if name is None or name not in self.world.map.points:
                 continue
             tile = self.world.map.point(name).tile

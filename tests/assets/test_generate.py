@@ -93,3 +93,17 @@ def test_it_refuses_to_renumber_the_tiles_the_map_uses(tmp_path):
     r = _generate(tmp_path)
     assert r.returncode != 0
     assert "id 0: floor_old -> floor_corridor" in r.stderr and "Append new tiles" in r.stderr
+
+
+def test_write_map_declares_the_committed_maps_test_rooms(tmp_path):
+    """The test rooms (station properties) and the bedside rule (map properties) that
+    --write-map writes are the committed map's: the generator and the map agree."""
+    r = _generate(tmp_path, "--write-map")
+    assert r.returncode == 0, r.stderr
+
+    def declared(path):
+        return sorted((s.name, s.label, s.keywords, s.priority, s.default, s.machine, s.room, s.bedside)
+                      for s in load_map(path).test_stations)
+    written = declared(tmp_path / "maps" / "hospital.tmx")
+    assert written == declared(REPO / "maps" / "hospital.tmx")
+    assert {s[0] for s in written} == {"bedside", "lab_station", "ecg_station", "xray_station", "ct_station"}

@@ -342,3 +342,39 @@ def test_the_image_viewer_opens_beside_the_report(tmp_path):
         assert ui.stack.top is ui
     finally:
         pygame.quit()
+
+
+def test_the_machine_that_glows_is_the_one_the_test_station_declares():
+    """While a test is done at a station, the view lights the machine the map declares
+    for it (the station's ``equipment`` property), not a machine named in the code."""
+    import dataclasses
+
+    from game.actors import Actor
+    from game.runner import InlineRunner
+    from game.world import Encounter, Phase
+
+    pygame.init()
+    pygame.display.set_mode((1280, 720))
+    try:
+        world = build_shift(build_spec(None, {"world.doctors": 1, "world.patients": 1}), runner=InlineRunner(),
+                            log=None, pool=LlamaPool())
+        ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+        patient = Actor("patient-x", "patient", "patient_f_adult_1", world.map.point("xray_station").tile)
+        world.encounters.append(Encounter(world.cases[0], patient, phase=Phase.AT_TEST, test_station="xray_station"))
+
+        def lit():
+            view = pygame.Surface((ui.cam.view_w, ui.cam.view_h), pygame.SRCALPHA)
+            ui._draw_scanners(view)
+            out = set()
+            for name in ("xray_machine", "ct_scanner", "ecg_machine", "lab_bench"):
+                t = world.map.point(name).tile
+                sx, sy = ui.cam.to_screen((t.x + 0.5) * ui.ts, (t.y + 0.5) * ui.ts)
+                if view.get_at((sx, sy)).a > 0:
+                    out.add(name)
+            return out
+        assert lit() == {"xray_machine"}
+        world.map.test_stations = tuple(dataclasses.replace(s, machine="ct_scanner") if s.name == "xray_station" else s
+                                        for s in world.map.test_stations)
+        assert lit() == {"ct_scanner"}
+    finally:
+        pygame.quit()

@@ -76,8 +76,8 @@ def test_astar_is_optimal_on_random_grids():
         assert all(p.manhattan(q) == 1 for p, q in zip(path, path[1:]))
 
 
-def test_test_room_mapping():
-    m = OrderRouter()
+def test_test_room_mapping(tmp_path):
+    m = OrderRouter.from_map(load_map(small_hospital(tmp_path)))
     assert m.route("Complete Blood Count").station == "lab_station"
     assert m.route("12-lead ECG").station == "ecg_station"
     assert m.route("EKG").station == "ecg_station"
@@ -109,7 +109,7 @@ def test_shift_six_patients_two_doctors(tmp_path):
     ev = read_events(path)
     types = [e["type"] for e in ev]
     assert types.count("case_filed") == 6 and types.count("patient_left") == 6 and types[-1] == "shift_finished"
-    rooms = OrderRouter()
+    rooms = OrderRouter.from_map(w.map)
     n_results = 0
     for i, e in enumerate(ev):
         if e["type"] != "test_result":
@@ -236,8 +236,8 @@ def test_the_test_menu_comes_from_the_map_and_the_routing(tmp_path):
     assert "Chest X-ray" in by_room["imaging_xray"] and "CT head" in by_room["imaging_ct_mri"]
     assert sorted(t for g in menu for t in g.tests) == sorted(CATALOGUE)
     # every menu entry routes to the room it is listed under
-    router = OrderRouter()
     hmap = load_map(small_hospital(tmp_path))
+    router = OrderRouter.from_map(hmap)
     for g in menu[1:]:
         assert all(hmap.point(router.route(t).station).room == g.room for t in g.tests)
 
