@@ -36,7 +36,8 @@ from agents.participants.switch import base_llm
 from agents.participants.wrappers import not_a_condition_name
 from agents.prompts import render
 from agents.protocol import DIAGNOSE_SCHEMA, DoctorAction, parse_doctor_turn, parse_structured_turn, say
-from agents.recall import MemoryLeak, Recall, Recollection, _summary_from_history, case_key, hit_dict, recall_context
+from agents.recall import (MemoryLeak, Recall, Recollection, case_key, hit_dict, recall_context,
+                           summary_from_history)
 
 __all__ = ["DeliberationConfig", "Deliberating", "Remembering", "group_votes", "ROLE_PANEL"]
 
@@ -164,7 +165,7 @@ class Deliberating:
     def _recall(self, obs: Observation, doctor: LLMDoctor) -> list[Recollection]:
         if self.memory is None:
             return []
-        query = _summary_from_history(self.case, doctor)
+        query = summary_from_history(self.case, doctor)
         hits = self.memory.recall(query, self.cfg.k)
         self.sink.emit(MemoryRetrieved(turn=obs.turn, query=query, hits=[hit_dict(h) for h in hits],
                                        memory=self.memory.state()))

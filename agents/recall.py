@@ -21,7 +21,7 @@ from agents.participants.llm import LLMDoctor
 from agents.prompts import render
 
 __all__ = ["Recollection", "Recall", "Memorise", "MemoryLeak", "case_key", "consultation_summary",
-           "summary_from_events", "RecordedRecall", "recall_context", "hit_dict"]
+           "summary_from_events", "summary_from_history", "RecordedRecall", "recall_context", "hit_dict"]
 
 _SUMMARY_CHARS = 1500
 
@@ -88,7 +88,10 @@ def summary_from_events(case: Case, events: Sequence[Mapping[str, Any]]) -> str:
     return consultation_summary(case.demographics, case.objective, ex)
 
 
-def _summary_from_history(case: Case, doctor: LLMDoctor) -> str:
+def summary_from_history(case: Case, doctor: LLMDoctor) -> str:
+    """The consultation so far as the memory's query: what the patient and the technician
+    told the doctor (read from the doctor's history), as :func:`summary_from_events` reads
+    it from a finished log."""
     ex = []
     for m in doctor.history:
         if m.role != "user":

@@ -7,7 +7,6 @@ spec (stored in every log header) says.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case
@@ -17,7 +16,8 @@ from agents.llm.a2a import A2ALLM
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
-from agents.llm.spec import BackendSpecError, build_backend, decodes_batched, describe_spec
+from agents.llm.registry import backend_kind, find_backend_kind
+from agents.llm.spec import BackendSpecError, build_backend, describe_spec
 from agents.learning import Learner
 from agents.participants import HumanIO
 from agents.roles import role_defaults
@@ -44,17 +44,12 @@ def role_params(role: str, rs: RoleSpec, seed: int, suite: Suite | None = None) 
 def _model_file(backend: str) -> str | None:
     """The model file an in-process backend loads (resolved as LlamaCppLLM resolves it),
     or None: not in process, served by the serial path (a projector's model), or not
-    installed (the backend's own check says so when the run is assembled)."""
-    from agents.llm.local_model import ModelNotInstalled, embedded_model_path, smollm2_path
-
-    if not decodes_batched(backend):
+    installed (the backend's own check says so when the run is assembled): its kind's
+    :meth:`~agents.llm.backend_kind.BackendKind.model_file`."""
+    kind = find_backend_kind(backend)
+    if kind is None or not kind.in_process or not kind.decodes_batched(backend):
         return None
-    try:
-        path = (embedded_model_path() if backend == "local" else smollm2_path() if backend == "smollm2"
-                else Path(backend[len("gguf:"):]))
-    except ModelNotInstalled:
-        return None
-    return str(Path(path).expanduser().resolve())
+    return kind.model_file(backend)
 
 
 def batched_roles(spec: RunSpec) -> dict[str, int]:
@@ -119,21 +114,18 @@ class Backends:
     def get(self, role: str, rs: RoleSpec, seed: int) -> LLM:
         if role in self.override:
             return self.override[role]
-        key = (rs.backend, rs.model, seed if rs.backend == "scripted" else 0)
-        if key not in self._built and rs.backend == "scripted" and self.scripted is not None:
-            fake = self.scripted(seed)
-            if fake is not None:
-                self._built[key] = fake
-        if key not in self._built:
-            if rs.backend.startswith("gguf:"):
-                path = Path(rs.backend[len("gguf:"):]).expanduser()
-                if not path.is_file():
-                    raise AssemblyError(f"roles.{role}.backend: GGUF model file not found: {path}")
-            try:
+        try:
+            kind = backend_kind(rs.backend)
+            key = (rs.backend, rs.model, seed if kind.seeded else 0)
+            if key not in self._built and rs.backend == "scripted" and self.scripted is not None:
+                fake = self.scripted(seed)  # the suite's own fake (OSCE's)
+                if fake is not None:
+                    self._built[key] = fake
+            if key not in self._built:  # its kind checks what it names (a gguf: path is a GGUF file)
                 self._built[key] = build_backend(rs.backend, model=rs.model, cases=self.cases, seed=seed,
                                                  pool=self.pool)
-            except BackendSpecError as e:
-                raise AssemblyError(f"roles.{role}.backend: {e}") from None
+        except BackendSpecError as e:
+            raise AssemblyError(f"roles.{role}.backend: {e}") from None
         return self._built[key]
 
     def check(self, spec: RunSpec) -> None:
@@ -146,31 +138,22 @@ class Backends:
 
 
 def preflight_roles(roles: Mapping[str, RoleSpec], llms: Mapping[str, LLM] | None = None) -> None:
-    """Ask each server the roles name, once, whether it is there and serves the model,
-    and each A2A agent for its card; fail fast naming the role, the URL and the reason.
+    """Ask each backend the roles name, once, whether it is there (its kind's
+    :meth:`~agents.llm.backend_kind.BackendKind.preflight`: a server whether it serves the
+    model, an A2A agent for its card); fail fast naming the role, the URL and the reason.
     An agent's backend among ``llms`` keeps its card (its name then records the agent's
     name and version: :meth:`agents.llm.a2a.A2ALLM.check`)."""
-    from agents.llm.a2a import check_agent
-    from agents.llm.openai_compat import check_server
-
     seen: set[tuple[str, str | None]] = set()
     for role, rs in roles.items():
-        if not rs.backend.startswith(("openai:", "a2a:")) or (rs.backend, rs.model) in seen:
+        if (rs.backend, rs.model) in seen:
             continue
         seen.add((rs.backend, rs.model))
-        timeout_s = min(10.0, rs.timeout_s)
+        kind = backend_kind(rs.backend)
         try:
-            if rs.backend.startswith("openai:"):
-                check_server(rs.backend[len("openai:"):], rs.model or "", timeout_s=timeout_s)
-                continue
-            llm = (llms or {}).get(role)
-            if isinstance(llm, A2ALLM):
-                llm.check(timeout_s=timeout_s)
-            else:
-                check_agent(rs.backend[len("a2a:"):], timeout_s=timeout_s)
+            kind.preflight(rs.backend, rs.model, timeout_s=min(10.0, rs.timeout_s), llm=(llms or {}).get(role))
         except LLMError as e:
-            what = "server" if rs.backend.startswith("openai:") else "agent"
-            raise AssemblyError(f"roles.{role}: the {what} check failed before the run: {e}") from None
+            raise AssemblyError(f"roles.{role}: the {kind.preflight_subject} check failed before the run: "
+                                f"{e}") from None
 
 
 def preflight(spec: RunSpec, *, skip_roles: Sequence[str] = (), backends: "Backends | None" = None) -> None:
@@ -179,8 +162,7 @@ def preflight(spec: RunSpec, *, skip_roles: Sequence[str] = (), backends: "Backe
     agents keep their cards."""
     for name in spec.condition_names():
         roles = {r: rs for r, rs in spec.for_condition(name).roles.items() if r not in skip_roles}
-        llms = ({r: backends.get(r, rs, spec.seeds[0]) for r, rs in roles.items() if rs.backend.startswith("a2a:")}
-                if backends is not None else None)
+        llms = {r: backends.get(r, rs, spec.seeds[0]) for r, rs in roles.items()} if backends is not None else None
         preflight_roles(roles, llms)
 
 

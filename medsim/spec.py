@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import agents.suites.builtin  # noqa: F401 - registers the suites medsim ships
-from agents.llm.spec import BackendSpecError, check_backend_spec, decodes_batched, is_in_process
-from agents.llm.url_secrets import redact_spec
+from agents.llm.registry import backend_kind
+from agents.llm.spec import (BackendSpecError, check_backend_spec, decodes_batched, describe_spec, is_in_process,
+                             redact_backend_spec)
 from agents.roles import Role, get_role, role_defaults, role_names
 from agents.settings import SpecError, check_keys, get_bool, get_float, get_int, get_str, near_name
 from agents.suites.contract import Suite
@@ -102,13 +103,12 @@ class RoleSpec:
         dict goes into run.json, log headers and printed specs."""
         d = {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
         if not secrets:
-            d["backend"] = redact_spec(self.backend)
+            d["backend"] = redact_backend_spec(self.backend)
         return d
 
     def describe(self) -> str:
-        if self.backend.startswith("openai:"):
-            return f"{redact_spec(self.backend)}#{self.model}"
-        return redact_spec(self.backend)  # a2a:URL: its URL's secrets redacted too
+        """The backend as logs and reports show it (its kind's describe: secrets redacted)."""
+        return describe_spec(self.backend, self.model)
 
 
 @dataclass(frozen=True)
@@ -142,11 +142,13 @@ class ProtocolSpec:
         name = _str(d, "name", path, default="medsim", choices=PROTOCOLS)
         ac = name == "agentclinic"
         am = name == "automedic"  # AutoMedic: a tagged dialogue (the doctor mode is unused), then the question
-        # "auto" doctor mode: structured, except for server doctors (not every server
-        # constrains replies to a JSON schema) and A2A agents (none can), which use markers
+        # "auto" doctor mode: structured, except for a doctor model whose backend kind cannot
+        # hold its replies to a JSON schema (a server, not every one of which enforces one; an
+        # A2A agent), which uses markers
         mode = d.get("doctor_mode", "auto")
         if mode == "auto":
-            mode = "markers" if (ac or am or doctor_backend.startswith(("openai:", "a2a:"))) else "structured"
+            kind = backend_kind(doctor_backend)
+            mode = "markers" if (ac or am or (kind.has_model and not kind.constrains_json)) else "structured"
         mode = _str({"doctor_mode": mode}, "doctor_mode", path, choices=DOCTOR_MODES)
         style = d.get("prompt_style", "auto")
         if style == "auto":

@@ -15,7 +15,7 @@ The reply is the next of ``lines`` in the message's context (a new context for a
 without a contextId). ``fail(fault, times=1)`` makes the next ``times`` message/send
 calls go wrong instead: "rpc_error" (JSON-RPC -32603, internal error), "rpc_fatal"
 (-32602, invalid params), "garbage" (a 200 whose body is not JSON), "http500",
-"failed" (a Task in state "failed"), "not_a_result" (a result that is neither),
+"failed" (a Task in state "failed", its status message ``fail_text``), "not_a_result" (a result that is neither),
 "key_echo" (a reply quoting the request's Authorization header), "huge" (a reply of
 ``huge`` characters). Every request is kept in ``requests``; the texts each context
 received in ``contexts``.
@@ -56,6 +56,7 @@ class A2AAgent(ThreadingHTTPServer):
         self.card_mode = "current"
         self.lines: tuple[str, ...] = DOCTOR_LINES
         self.huge = 100_000
+        self.fail_text = "the model crashed"
         self._faults: list[str] = []
 
     @property
@@ -167,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "failed":
             result: dict[str, Any] = {"kind": "task", "id": task_id, "contextId": context, "status": {
                 "state": "failed", "message": {"kind": "message", "role": "agent", "messageId": "m",
-                                               "parts": [{"kind": "text", "text": "the model crashed"}]}}}
+                                               "parts": [{"kind": "text", "text": s.fail_text}]}}}
         elif s.mode in ("message", "no_context"):
             result = {"kind": "message", "role": "agent", "messageId": str(uuid.uuid4()), "parts": parts}
             if s.mode == "message":

@@ -24,13 +24,13 @@ contextId is sent the whole conversation every time. Two encounters whose
 conversations are the same so far may swap contexts: they have shown the agent the same
 messages.
 
-Transport is the OpenAI backend's (:mod:`agents.llm.openai_compat`): a whole-call
-deadline, a cap on the bytes read (:func:`body_limit`) and on the text kept
+Transport is the one the OpenAI backend uses too (:mod:`agents.llm.transport`): a
+whole-call deadline, a cap on the bytes read (:func:`body_limit`) and on the text kept
 (:func:`text_limit`, ``finish_reason`` "length"), transport faults and malformed replies
 transient, proxies from the environment. The key comes from ``MEDSIM_API_KEY`` only and
 goes in an ``Authorization: Bearer`` header; every message, and the reply text, is
-scrubbed of it and of any secret in the URL (:mod:`agents.llm.url_secrets`), and the
-URL is shown redacted. Reply text is otherwise kept as the agent sent it (the shells
+scrubbed of it and of any secret in the URL (:mod:`agents.llm.scrub`), and the URL is
+shown redacted. Reply text is otherwise kept as the agent sent it (the shells
 escape control characters when they show it, as for any model's text); nothing the
 agent returns is executed or used as a path.
 
@@ -51,10 +51,10 @@ from typing import Any, Sequence
 from urllib.parse import urlsplit
 
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
-# the OpenAI backend's hardened transport and scrubbing, shared rather than copied
-from agents.llm.openai_compat import (_BaseURL, _Failure, _Reply, _auth_headers, _body_text, _error, _http_error,
-                                      _post_text, _request, _scrub, _scrub_reply, _secrets, _seconds, body_limit,
-                                      text_limit)
+# the hardened transport and scrubbing the OpenAI backend uses too
+from agents.llm.scrub import SNIPPET_CHARS, scrub, scrub_reply, scrubbed_error, secrets_of, snippet
+from agents.llm.transport import (BaseURL, Reply, TransportFailure, auth_headers, body_limit, body_text, http_error,
+                                  post_text, request, seconds_text, text_limit)
 from agents.llm.url_secrets import redact_url
 from agents.textsafe import printable
 
@@ -70,7 +70,6 @@ HISTORY_OPEN = "[CONVERSATION SO FAR]"
 HISTORY_CLOSE = "[END OF CONVERSATION SO FAR]"
 
 _CARD_BYTES = 1 << 20
-_SNIPPET = 200
 _ID_CHARS = 200  # a contextId or task id longer than this is not sent back
 _LABEL_CHARS = 60  # of an agent's name and version, in names and reports
 _POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0
@@ -87,7 +86,7 @@ _TRANSIENT_CODES = frozenset({-32603, -32000})
 # ---------------------------------------------------------------------------- the URL and the card
 
 
-def parse_agent_url(url: str) -> _BaseURL:
+def parse_agent_url(url: str) -> BaseURL:
     """The agent's URL, its path kept as given (a JSON-RPC route may need its trailing
     slash). Raises ValueError with a message that never repeats a secret."""
     given = url.strip()
@@ -102,13 +101,19 @@ def parse_agent_url(url: str) -> _BaseURL:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"a2a: needs the agent's URL, like a2a:http://127.0.0.1:9999/, got "
                          f"'a2a:{redact_url(given)[:200]}'")
-    base = _BaseURL.parse(given)
+    base = BaseURL.parse(given)
     return replace(base, path=parts.path, shown=redact_url(given))
 
 
-def _label(value: Any) -> str:
-    """Text from a card for names and reports: one line, escaped, short."""
-    return printable(str(value), single_line=True).strip()[:_LABEL_CHARS]
+def _label(value: Any, secrets: Sequence[str] = ()) -> str:
+    """Text from the agent for names and reports: scrubbed, then on one line, escaped, cut
+    short (scrubbed first: a secret across the cut is gone whole)."""
+    return printable(scrub(str(value), secrets), single_line=True).strip()[:_LABEL_CHARS]
+
+
+def _quote(value: str, secrets: Sequence[str], limit: int = SNIPPET_CHARS) -> str:
+    """The agent's text quoted in a message: scrubbed, then escaped on one line and cut."""
+    return printable(scrub(value, secrets), single_line=True)[:limit]
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,7 @@ class AgentCard:
         return f"{self.name}@{self.version}" if self.version else self.name
 
 
-def _card_targets(base: _BaseURL) -> list[str]:
+def _card_targets(base: BaseURL) -> list[str]:
     path = base.path.rstrip("/")
     out = [path + p for p in CARD_PATHS]
     if path:
@@ -134,30 +139,30 @@ def _card_targets(base: _BaseURL) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _read_card(reply: _Reply, where: str, *, backend: str, secrets: Sequence[str], target: str) -> AgentCard:
-    text = _body_text(reply)
+def _read_card(reply: Reply, where: str, *, backend: str, secrets: Sequence[str], target: str) -> AgentCard:
+    text = body_text(reply)
     try:
         card = json.loads(text) if text is not None else None
     except (ValueError, RecursionError):
         card = None
     if not isinstance(card, dict):
-        raise _error(f"{where} is not an A2A agent card (not a JSON object)", backend=backend, secrets=secrets,
-                     transient=False)
+        raise scrubbed_error(f"{where} is not an A2A agent card (not a JSON object)", backend=backend, secrets=secrets,
+                             transient=False)
     name = card.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise _error(f"{where} is not an A2A agent card (no name)", backend=backend, secrets=secrets,
-                     transient=False)
+        raise scrubbed_error(f"{where} is not an A2A agent card (no name)", backend=backend, secrets=secrets,
+                             transient=False)
     if "capabilities" in card and not isinstance(card["capabilities"], dict):
-        raise _error(f"{where} is not an A2A agent card (capabilities is not an object)", backend=backend,
-                     secrets=secrets, transient=False)
+        raise scrubbed_error(f"{where} is not an A2A agent card (capabilities is not an object)", backend=backend,
+                             secrets=secrets, transient=False)
 
     def field_(key: str) -> str:
         v = card.get(key)
-        return _scrub(_label(v), secrets) if isinstance(v, (str, int, float)) and not isinstance(v, bool) else ""
+        return _label(v, secrets) if isinstance(v, (str, int, float)) and not isinstance(v, bool) else ""
 
     url = card.get("url")
-    return AgentCard(name=_scrub(_label(name), secrets), version=field_("version"),
-                     url=_scrub(redact_url(url)[:200], secrets) if isinstance(url, str) else "",
+    return AgentCard(name=_label(name, secrets), version=field_("version"),
+                     url=scrub(redact_url(url), secrets)[:200] if isinstance(url, str) else "",
                      protocol_version=field_("protocolVersion"), card_path=target)
 
 
@@ -170,8 +175,8 @@ def check_agent(url: str, *, timeout_s: float = 10.0, api_key_env: tuple[str, ..
     except ValueError as e:
         raise LLMError(str(e), backend="a2a", transient=False) from None
     backend = f"a2a:{base.shown}"
-    auth, key = _auth_headers(api_key_env, backend)
-    secrets = _secrets(key, base)
+    auth, key = auth_headers(api_key_env, backend)
+    secrets = secrets_of(key, base.secrets)
     deadline = time.monotonic() + timeout_s
     tried: list[str] = []
     for target in _card_targets(base):
@@ -179,28 +184,29 @@ def check_agent(url: str, *, timeout_s: float = 10.0, api_key_env: tuple[str, ..
         left = deadline - time.monotonic()
         try:
             if left <= 0:
-                raise _Failure("timeout", "deadline passed")
-            reply = _request(replace(base, path=target), "GET", "", body=None,
-                             headers={"Accept": "application/json", **auth}, timeout_s=left, max_body=_CARD_BYTES)
-        except _Failure as f:
-            reason = f"no reply within {_seconds(timeout_s)} s" if f.kind == "timeout" else f.reason
+                raise TransportFailure("timeout", "deadline passed")
+            reply = request(replace(base, path=target), "GET", "", body=None,
+                            headers={"Accept": "application/json", **auth}, timeout_s=left, max_body=_CARD_BYTES)
+        except TransportFailure as f:
+            reason = f"no reply within {seconds_text(timeout_s)} s" if f.kind == "timeout" else f.reason
             verb = "cannot reach" if f.kind != "transport" else "bad reply from"
-            raise _error(f"{verb} {where}: {reason}", backend=backend, secrets=secrets, transient=False) from None
+            raise scrubbed_error(f"{verb} {where}: {reason}", backend=backend, secrets=secrets,
+                                 transient=False) from None
         if reply.status in (401, 403):
             names = " or ".join(api_key_env)
             msg = (f"{where} wants an API key (HTTP {reply.status}) and none is set: put it in {names}" if key is None
                    else f"{where} refused the API key (HTTP {reply.status}): check the key in {names}")
-            raise _error(msg, backend=backend, secrets=secrets, transient=False)
+            raise scrubbed_error(msg, backend=backend, secrets=secrets, transient=False)
         if reply.status in (404, 405, 410):
             tried.append(where)
             continue
         if reply.status != 200:
-            err = _http_error(reply, where, backend=backend, secrets=secrets)
+            err = http_error(reply, where, backend=backend, secrets=secrets)
             err.transient = False
             raise err
         return _read_card(reply, where, backend=backend, secrets=secrets, target=target)
-    raise _error(f"no A2A agent card at {' or '.join(tried)} (HTTP 404): is {base.shown} an A2A agent?",
-                 backend=backend, secrets=secrets, transient=False)
+    raise scrubbed_error(f"no A2A agent card at {' or '.join(tried)} (HTTP 404): is {base.shown} an A2A agent?",
+                         backend=backend, secrets=secrets, transient=False)
 
 
 # ---------------------------------------------------------------------------- conversations
@@ -403,40 +409,40 @@ class A2ALLM:
             rid = self._ids
         body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
         url = self.url
-        _, text = _post_text(self._base, "", body, headers, timeout_s=deadline - time.monotonic(), max_body=max_body,
-                             url=url, backend=self.name, secrets=secrets, what=f" to {method}",
-                             said_timeout_s=timeout_s)
+        _, text = post_text(self._base, "", body, headers, timeout_s=deadline - time.monotonic(), max_body=max_body,
+                            url=url, backend=self.name, secrets=secrets, what=f" to {method}",
+                            said_timeout_s=timeout_s)
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as e:
-            raise _error(f"the reply to {method} from {url} is not JSON ({e.msg} at character {e.pos}): "
-                         f"{text[:_SNIPPET]}", backend=self.name, secrets=secrets, transient=True) from None
+            raise scrubbed_error(f"the reply to {method} from {url} is not JSON ({e.msg} at character {e.pos}): "
+                                 f"{snippet(text, secrets)}", backend=self.name, secrets=secrets,
+                                 transient=True) from None
         except (ValueError, RecursionError) as e:
-            raise _error(f"the reply to {method} from {url} is JSON that cannot be read ({type(e).__name__})",
-                         backend=self.name, secrets=secrets, transient=True) from None
+            raise scrubbed_error(f"the reply to {method} from {url} is JSON that cannot be read ({type(e).__name__})",
+                                 backend=self.name, secrets=secrets, transient=True) from None
         if not isinstance(payload, dict) or ("result" not in payload and "error" not in payload):
-            raise _error(f"the reply to {method} from {url} is not a JSON-RPC response: {text[:_SNIPPET]}",
-                         backend=self.name, secrets=secrets, transient=True)
+            raise scrubbed_error(f"the reply to {method} from {url} is not a JSON-RPC response: "
+                                 f"{snippet(text, secrets)}", backend=self.name, secrets=secrets, transient=True)
         if str(payload.get("id")) != str(rid):  # the same id (a server may echo it as a string)
-            raise _error(f"the reply to {method} from {url} answers another request (id "
-                         f"{str(payload.get('id'))[:40]!r}, not {rid})", backend=self.name, secrets=secrets,
-                         transient=True)
+            raise scrubbed_error(f"the reply to {method} from {url} answers another request (id "
+                                 f"{snippet(str(payload.get('id')), secrets, 40)!r}, not {rid})", backend=self.name,
+                                 secrets=secrets, transient=True)
         err = payload.get("error")
         if err is not None:
             code = err.get("code") if isinstance(err, dict) else None
             message = err.get("message") if isinstance(err, dict) else None
             code = code if isinstance(code, int) and not isinstance(code, bool) else None
-            words = (printable(message, single_line=True)[:_SNIPPET] if isinstance(message, str)
-                     else printable(json.dumps(err)[:_SNIPPET], single_line=True))
-            raise _error(f"the agent at {url} answered {method} with JSON-RPC error "
-                         f"{code if code is not None else '(no code)'}: {words}", backend=self.name, secrets=secrets,
-                         transient=code in _TRANSIENT_CODES)
+            words = _quote(message if isinstance(message, str) else json.dumps(err), secrets)
+            raise scrubbed_error(f"the agent at {url} answered {method} with JSON-RPC error "
+                                 f"{code if code is not None else '(no code)'}: {words}", backend=self.name,
+                                 secrets=secrets, transient=code in _TRANSIENT_CODES)
         return payload["result"]
 
     # -- LLM -------------------------------------------------------------------------
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
-        auth, key = _auth_headers(self._key_env, self.name)
-        secrets = _secrets(key, self._base)
+        auth, key = auth_headers(self._key_env, self.name)
+        secrets = secrets_of(key, self._base.secrets)
         headers = {"Content-Type": "application/json", "Accept": "application/json", **auth}
         max_body = body_limit(params.max_tokens)
         t0 = time.perf_counter()
@@ -457,13 +463,13 @@ class A2ALLM:
             wait, polls = self._poll[0], 0
             while result.state in _WAITING:
                 if result.task_id is None:
-                    raise _error(f"the agent at {self.url} says its task is {result.state} but gives no task id to "
-                                 "ask about", backend=self.name, secrets=secrets, transient=True)
+                    raise scrubbed_error(f"the agent at {self.url} says its task is {result.state} but gives no task "
+                                         "id to ask about", backend=self.name, secrets=secrets, transient=True)
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise _error(f"the agent's task at {self.url} was still {result.state} after "
-                                 f"{_seconds(params.timeout_s)} s (whole-call timeout; {polls} polls)",
-                                 backend=self.name, secrets=secrets, transient=True)
+                    raise scrubbed_error(f"the agent's task at {self.url} was still {result.state} after "
+                                         f"{seconds_text(params.timeout_s)} s (whole-call timeout; {polls} polls)",
+                                         backend=self.name, secrets=secrets, transient=True)
                 time.sleep(min(wait, left))
                 wait = min(wait * 2, self._poll[1])
                 polls += 1
@@ -471,14 +477,14 @@ class A2ALLM:
                     continue  # reported above, with the state last seen
                 result = self._result(self._rpc("tasks/get", {"id": result.task_id}, **rpc), "tasks/get", secrets)
             if result.state is not None and result.state not in _ANSWERED:
-                said = f": {_scrub(printable(result.text, single_line=True)[:_SNIPPET], secrets)}" if result.text else ""
-                raise _error(f"the agent's task ended {_label(result.state)}{said}", backend=self.name,
-                             secrets=secrets, transient=_FAILED.get(result.state, False))
+                said = f": {_quote(result.text, secrets)}" if result.text else ""
+                raise scrubbed_error(f"the agent's task ended {_label(result.state, secrets)}{said}", backend=self.name,
+                                     secrets=secrets, transient=_FAILED.get(result.state, False))
         except BaseException:
             self._release(conv)
             raise
         latency = time.perf_counter() - t0
-        reply = _scrub_reply(result.text, secrets)
+        reply = scrub_reply(result.text, secrets)
         notes: list[str] = []
         finish = "stop"
         if not result.texts:
@@ -505,7 +511,7 @@ class A2ALLM:
     def _result(self, raw: Any, method: str, secrets: Sequence[str]) -> _Result:
         r = _read_result(raw)
         if r is None:
-            shown = json.dumps(raw)[:_SNIPPET] if not isinstance(raw, str) else raw[:_SNIPPET]
-            raise _error(f"the result of {method} from {self.url} is neither an A2A Message nor a Task: {shown}",
-                         backend=self.name, secrets=secrets, transient=True)
+            shown = snippet(json.dumps(raw) if not isinstance(raw, str) else raw, secrets)
+            raise scrubbed_error(f"the result of {method} from {self.url} is neither an A2A Message nor a Task: "
+                                 f"{shown}", backend=self.name, secrets=secrets, transient=True)
         return r

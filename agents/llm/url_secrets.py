@@ -8,7 +8,7 @@ token) and the values of secret-looking query and fragment parameters become ``*
 everything else is kept character for character, so a run stays identifiable.
 :func:`redact_urls` does that to every URL inside a text (a backend spec such as
 ``openai:http://host/v1?key=K``, a command line argument, an error message) and
-:func:`redact_spec` to a backend spec.
+:func:`redact_spec` to a backend spec of any kind.
 
 The request itself still sends the URL as given: only what is shown is redacted.
 """
@@ -114,13 +114,15 @@ def redact_urls(text: str) -> str:
 
 
 def redact_spec(spec: str) -> str:
-    """A backend spec as shown: ``openai:URL`` (or ``a2a:URL``) with the URL redacted even where it is not
-    a well-formed ``scheme://`` URL (a spec that is refused is still quoted); any other
-    spec with each URL in it redacted."""
-    for kind in ("openai:", "a2a:"):
-        if spec.startswith(kind):
-            return kind + redact_url(spec[len(kind):])
-    return redact_urls(spec)
+    """A backend spec as shown, whatever its kind: ``NAME:ARGUMENT`` with the argument
+    redacted as a URL even where it is not a well-formed ``scheme://`` one (a spec that is
+    refused is still quoted: ``openai:h/v1?key=K`` -> ``openai:h/v1?key=***``), and every
+    URL inside it. A path without a query is kept as it is (``gguf:models/key=S.gguf``).
+    The default of :meth:`agents.llm.backend_kind.BackendKind.redact`."""
+    name, colon, argument = spec.partition(":")
+    if not colon or argument.startswith("//"):  # no kind's prefix: a bare URL or name
+        return redact_urls(spec)
+    return name + colon + redact_urls(redact_url(argument))
 
 
 def redact_tree(obj: Any) -> Any:

@@ -1,0 +1,500 @@
+"""HTTP transport shared by the backends that talk to a server (:mod:`agents.llm.openai_compat`,
+:mod:`agents.llm.a2a`), with the standard library only.
+
+``BaseURL`` is a server's URL as parsed once: where requests go, what messages show
+(redacted) and which of its parts are secrets. :func:`request` is one HTTP exchange with a
+deadline for the whole of it (connect, TLS, send, status line, headers, body; each
+operation gets the time left as its socket timeout, the body is read in chunks with the
+deadline checked after each, and a watchdog shuts the socket down at the deadline, so a
+server that trickles bytes cannot hold a call past it; only the DNS lookup escapes the
+watchdog). It reads at most ``max_body`` bytes and raises :class:`TransportFailure` in
+plain words that hold nothing the server sent. :func:`post_text` turns a POST's failures,
+a status other than 200 and a body that is not UTF-8 into the :class:`LLMError` a
+backend raises (scrubbed of the key and the URL's secrets: :mod:`agents.llm.scrub`).
+
+Proxies are taken from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``)
+as ``urllib`` does, once per request. Connections are kept alive (HTTP/1.1): each thread
+keeps the connection of its last complete exchange with a server and sends its next
+request there; a kept connection the server has closed meanwhile (readable while idle:
+EOF) is dropped before it is used; one that fails or times out is never kept; one whose
+reply said ``Connection: close`` is not kept either (:func:`close_kept_connections`).
+
+A reply's size is capped twice, for servers that ignore ``max_tokens``: the body read
+stops at :func:`body_limit` bytes, and a backend cuts the text to :func:`text_limit`
+characters.
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import email.utils
+import http.client
+import os
+import select
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from agents.llm.base import LLMError
+from agents.llm.scrub import scrubbed_error, snippet
+from agents.llm.url_secrets import redact_url, url_secrets
+
+__all__ = ["BaseURL", "Reply", "TransportFailure", "auth_headers", "body_limit", "body_text", "close_kept_connections",
+           "http_error", "post_text", "request", "seconds_text", "text_limit"]
+
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+_CHUNK = 64 * 1024
+_MAX_BODY = 32 * 1024 * 1024  # a model list is far smaller
+
+
+def body_limit(max_tokens: int) -> int:
+    """Bytes of a chat reply read at most: 1 MiB, more for a large ``max_tokens`` (64
+    bytes a token covers JSON escapes and the envelope)."""
+    return min(_MAX_BODY, max(1 << 20, 64 * max(0, max_tokens)))
+
+
+def text_limit(max_tokens: int) -> int:
+    """Characters of reply text kept at most: 16 a token, and 256 more (a token is
+    rarely over 8 characters)."""
+    return 16 * max(0, max_tokens) + 256
+
+
+def _transient_status(status: int) -> bool:
+    return status in _TRANSIENT_STATUS or status >= 500
+
+
+def seconds_text(t: float) -> str:
+    """Seconds as messages write them: ``3`` -> ``"3.0"``, ``0.05`` -> ``"0.05"``."""
+    return str(float(t))
+
+
+# ---------------------------------------------------------------------------- URLs and keys
+
+
+@dataclass(frozen=True)
+class BaseURL:
+    """A server's URL, parsed once: where requests go (``url``, :meth:`target`), what
+    messages and names show (``shown``) and what showing it hid (``secrets``)."""
+
+    scheme: str
+    host: str
+    port: int | None
+    path: str  # without a trailing slash, e.g. "/v1" or ""
+    query: str
+    shown: str  # the URL as messages and names show it: without a trailing slash, secrets redacted
+    secrets: tuple[str, ...]  # what redacting it hid (url_secrets)
+
+    @classmethod
+    def parse(cls, url: str) -> "BaseURL":
+        """Raises ValueError with a message that never repeats credentials."""
+        parts = urllib.parse.urlsplit(url.strip())
+        if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+            raise ValueError("the base URL has credentials in it (user:password@host); remove them "
+                             "and put the API key in MEDSIM_API_KEY (or OPENAI_API_KEY) instead")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the base URL must look like http://host:port/v1, got {redact_url(url)!r}")
+        try:
+            port = parts.port
+        except ValueError:
+            raise ValueError(f"the base URL has an invalid port: {redact_url(url)!r}") from None
+        given = url.strip()
+        shown = redact_url(given.rstrip("/") if not (parts.query or parts.fragment) else given)
+        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"), parts.query, shown, url_secrets(given))
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = f":{self.port}" if self.port is not None else ""
+        return f"{self.scheme}://{host}{port}{self.path}"
+
+    def target(self, suffix: str) -> str:
+        """The request target for ``{base}{suffix}``, keeping a query string if any."""
+        path = (self.path + suffix) or "/"
+        return f"{path}?{self.query}" if self.query else path
+
+
+def _api_key(env_vars: Sequence[str]) -> tuple[str, str] | tuple[None, None]:
+    """(key, the variable it came from), or (None, None)."""
+    for var in env_vars:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value, var
+    return None, None
+
+
+def auth_headers(env_vars: Sequence[str], backend: str) -> tuple[dict[str, str], str | None]:
+    """The ``Authorization: Bearer`` header from the first of ``env_vars`` that is set, and
+    the key (to scrub from what the server sends back); ``({}, None)`` when none is set.
+    Raises a non-transient :class:`LLMError` for a key holding a control character."""
+    key, var = _api_key(env_vars)
+    if key is None:
+        return {}, None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        # http.client would refuse the header with the key in its message
+        raise LLMError(f"the API key in {var} contains a line break or control character",
+                       backend=backend, transient=False)
+    return {"Authorization": f"Bearer {key}"}, key
+
+
+# ---------------------------------------------------------------------------- transport
+
+
+class TransportFailure(Exception):
+    """The request produced no usable HTTP reply. ``kind``: "timeout", "unreachable"
+    (connection refused, DNS, TLS, reset) or "transport" (the server answered badly).
+    ``reason`` is plain words and holds nothing the server sent."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP reply, its body read whole."""
+
+    status: int
+    reason: str
+    headers: http.client.HTTPMessage
+    body: bytes
+
+
+class _Watchdog:
+    """Shuts the connection's socket down at the deadline, so that a blocking read, write
+    or TLS handshake in the calling thread ends at once (with EOF or an error).
+
+    It keeps its own duplicate of the socket's descriptor, taken as soon as the TCP
+    connection exists: ``ssl`` detaches the plain socket before the handshake, and
+    http.client drops ``conn.sock`` once the response owns the socket. ``shutdown`` acts
+    on the connection, so shutting the duplicate down ends reads on every descriptor."""
+
+    def __init__(self, timeout_s: float):
+        self.fired = False
+        self._dup: socket.socket | None = None
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, timeout_s), self._fire)
+        self._timer.daemon = True
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._dup = sock.dup()
+            if self.fired:
+                self._shutdown()
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+            if self._dup is not None:
+                self._dup.close()
+                self._dup = None
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._done:
+                self.fired = True
+                self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._dup is not None:
+            try:
+                self._dup.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+_Proxy = tuple[str, int | None, dict[str, str]] | None  # (host, port, headers) of the proxy, or none
+
+
+def _proxy_for(base: BaseURL) -> _Proxy:
+    """(proxy host, port, proxy headers) from the environment, as urllib would pick it."""
+    proxy = urllib.request.getproxies().get(base.scheme)
+    if not proxy or urllib.request.proxy_bypass(base.host):
+        return None
+    if "://" not in proxy:
+        proxy = "http://" + proxy
+    p = urllib.parse.urlsplit(proxy)
+    if not p.hostname:
+        return None
+    headers = {}
+    if p.username is not None:
+        cred = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(cred.encode()).decode()
+    try:
+        port = p.port
+    except ValueError:
+        return None
+    return p.hostname, port, headers
+
+
+def _target(base: BaseURL, suffix: str, proxy: _Proxy) -> tuple[str, dict[str, str]]:
+    """The request target and extra headers (a plain-HTTP proxy's) of a request to ``base``."""
+    if proxy is None or base.scheme == "https":
+        return base.target(suffix), {}
+    return base.url + suffix + (f"?{base.query}" if base.query else ""), proxy[2]
+
+
+def _connection(base: BaseURL, suffix: str, timeout_s: float,
+                proxy: _Proxy) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
+    """A new connection, the request target and extra headers (a proxy's)."""
+    target, extra = _target(base, suffix, proxy)
+    if base.scheme == "https":
+        context = ssl.create_default_context()
+        if proxy is None:
+            return http.client.HTTPSConnection(base.host, base.port, timeout=timeout_s, context=context), target, {}
+        conn = http.client.HTTPSConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s, context=context)
+        conn.set_tunnel(base.host, base.port, headers=proxy[2])
+        return conn, target, {}
+    if proxy is None:
+        return http.client.HTTPConnection(base.host, base.port, timeout=timeout_s), target, {}
+    return http.client.HTTPConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s), target, extra
+
+
+_KEPT_PER_THREAD = 8  # servers (and proxies) a thread keeps a connection to
+_kept = threading.local()  # .conns: {key: HTTPConnection}, the thread's idle kept-alive connections
+
+
+def _pool_key(base: BaseURL, proxy: _Proxy) -> tuple[Any, ...]:
+    """What a kept connection must match: the server, and the proxy it goes through."""
+    return (base.scheme, base.host, base.port,
+            None if proxy is None else (proxy[0], proxy[1], tuple(sorted(proxy[2].items()))))
+
+
+def _idle_connection(key: tuple[Any, ...]) -> http.client.HTTPConnection | None:
+    """The thread's kept connection for ``key``, taken out of the pool, if the server has
+    not closed it meanwhile (an idle HTTP/1.1 connection is readable only at EOF or when
+    the server sent something unasked: either way it is not reusable)."""
+    conns: dict[tuple[Any, ...], http.client.HTTPConnection] = getattr(_kept, "conns", {})
+    conn = conns.pop(key, None)
+    if conn is None or conn.sock is None:
+        return None
+    try:
+        readable, _, _ = select.select([conn.sock], [], [], 0)
+    except (OSError, ValueError):
+        readable = [conn.sock]
+    if readable:
+        conn.close()
+        return None
+    return conn
+
+
+def _keep(key: tuple[Any, ...], conn: http.client.HTTPConnection) -> None:
+    conns = getattr(_kept, "conns", None)
+    if conns is None:
+        conns = _kept.conns = {}
+    old = conns.pop(key, None)
+    if old is not None:
+        old.close()
+    while len(conns) >= _KEPT_PER_THREAD:
+        conns.pop(next(iter(conns))).close()
+    conns[key] = conn
+
+
+def close_kept_connections() -> None:
+    """Close the calling thread's kept-alive connections."""
+    conns = getattr(_kept, "conns", {})
+    while conns:
+        conns.popitem()[1].close()
+
+
+def request(base: BaseURL, method: str, suffix: str, *, body: bytes | None,
+            headers: dict[str, str], timeout_s: float, max_body: int = _MAX_BODY) -> Reply:
+    """One HTTP exchange that ends within ``timeout_s`` of its start, whatever the server
+    does, reading at most ``max_body`` bytes of body. Raises :class:`TransportFailure`."""
+    deadline = time.monotonic() + timeout_s
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TransportFailure("timeout", "deadline passed")
+        return remaining
+
+    proxy = _proxy_for(base)  # read from the environment once per request
+    key = _pool_key(base, proxy)
+    kept = _idle_connection(key)
+    conn, target, extra = (_connection(base, suffix, timeout_s, proxy) if kept is None
+                           else (kept, *_target(base, suffix, proxy)))
+    watchdog = _Watchdog(timeout_s)
+
+    def create_connection(*args: Any, **kwargs: Any) -> socket.socket:
+        sock = socket.create_connection(*args, **kwargs)  # the DNS lookup in here is not cut
+        watchdog.watch(sock)
+        return sock
+
+    # http.client's hook for opening the TCP connection (to the server or to a proxy)
+    conn._create_connection = create_connection  # type: ignore[attr-defined]
+    response: http.client.HTTPResponse | None = None
+    reusable = False
+    try:
+        with watchdog:
+            try:
+                conn.timeout = left()
+                if kept is None:
+                    conn.connect()  # TCP, then the proxy tunnel and TLS where they apply
+                else:
+                    watchdog.watch(conn.sock)
+                sock = conn.sock
+                sock.settimeout(left())
+                conn.request(method, target, body=body, headers={**headers, **extra})
+                sock.settimeout(left())
+                response = conn.getresponse()  # status line and headers
+                if response.length is not None and response.length > max_body:
+                    raise TransportFailure("transport", f"the reply announces {response.length} bytes, more than the "
+                                           f"{max_body} bytes read at most")
+                chunks: list[bytes] = []
+                size = 0
+                while True:
+                    sock.settimeout(left())
+                    chunk = response.read1(_CHUNK)
+                    left()  # the deadline, checked after each chunk
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > max_body:
+                        raise TransportFailure("transport",
+                                               f"the reply is larger than the {max_body} bytes read at most")
+                if response.length:  # http.client's read1 ends a short body without a word
+                    raise http.client.IncompleteRead(b"".join(chunks), response.length)
+                # the whole body read and the server not closing: the connection can take another request
+                reusable = (not response.will_close and conn.sock is not None
+                            and (response.length == 0 or response.isclosed()))
+                return Reply(response.status, response.reason or "", response.headers, b"".join(chunks))
+            except TransportFailure:
+                raise
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                # after the watchdog has fired, any error is the deadline's doing
+                if watchdog.fired or time.monotonic() >= deadline:
+                    raise TransportFailure("timeout", "deadline passed") from None
+                raise _classify(e) from None
+    finally:
+        if response is not None:
+            response.close()
+        if reusable and not watchdog.fired:
+            conn._create_connection = socket.create_connection  # type: ignore[attr-defined]
+            _keep(key, conn)
+        else:
+            conn.close()
+
+
+def _classify(e: BaseException) -> TransportFailure:
+    """Plain words for a transport fault; never the exception's text where that may hold
+    bytes the server sent (a status line, a partial body)."""
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return TransportFailure("timeout", "deadline passed")
+    if isinstance(e, ConnectionRefusedError):
+        return TransportFailure("unreachable", "connection refused")
+    if isinstance(e, socket.gaierror):
+        return TransportFailure("unreachable", f"DNS lookup failed ({e.strerror or e})")
+    if isinstance(e, ssl.SSLCertVerificationError):
+        return TransportFailure("unreachable", f"TLS error: certificate not trusted ({e.verify_message or e.reason})")
+    if isinstance(e, ssl.SSLError):
+        return TransportFailure("unreachable", f"TLS error ({e.reason or e.__class__.__name__})")
+    if isinstance(e, http.client.RemoteDisconnected):
+        return TransportFailure("transport", "the server closed the connection without sending a reply")
+    if isinstance(e, http.client.IncompleteRead):
+        got = len(e.partial)
+        return TransportFailure("transport", f"the reply body was cut short ({got} bytes received, "
+                                f"{e.expected if e.expected is not None else 'more'} bytes missing)")
+    if isinstance(e, http.client.BadStatusLine):
+        return TransportFailure("transport", "the reply does not start with an HTTP status line")
+    if isinstance(e, http.client.LineTooLong):
+        return TransportFailure("transport", "the reply has a header line that is too long")
+    if isinstance(e, http.client.HTTPException):
+        return TransportFailure("transport", f"malformed HTTP reply ({e.__class__.__name__})")
+    if isinstance(e, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
+        return TransportFailure("unreachable", "the connection was reset")
+    if isinstance(e, OSError):
+        # a proxy's refusal of the tunnel comes as OSError("Tunnel connection failed: ...")
+        return TransportFailure("unreachable", e.strerror or str(e) or e.__class__.__name__)
+    return TransportFailure("transport", f"{e.__class__.__name__}")
+
+
+def body_text(reply: Reply) -> str | None:
+    """The body as UTF-8 text, or None where it is not."""
+    try:
+        return reply.body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _quoted(reply: Reply, secrets: Sequence[str]) -> str:
+    """": BODY" for a message: the body scrubbed, then cut (:func:`agents.llm.scrub.snippet`)."""
+    text = snippet(body_text(reply) or "", secrets)
+    return f": {text}" if text else ""
+
+
+def post_text(base: BaseURL, suffix: str, body: bytes, headers: Mapping[str, str], *, timeout_s: float,
+              max_body: int, url: str, backend: str, secrets: Sequence[str], what: str = "",
+              said_timeout_s: float | None = None) -> tuple[Reply, str]:
+    """POST ``body`` to the server; the reply and its text. A transport failure (also no
+    time left: ``timeout_s <= 0``), a status other than 200 and a body that is not UTF-8
+    are raised as the :class:`LLMError` the OpenAI and A2A clients give (``what``: " to
+    METHOD" in the messages; ``said_timeout_s``: the whole-call timeout the messages name,
+    default ``timeout_s``)."""
+    try:
+        if timeout_s <= 0:
+            raise TransportFailure("timeout", "deadline passed")
+        reply = request(base, "POST", suffix, body=body, headers=headers, timeout_s=timeout_s, max_body=max_body)
+    except TransportFailure as f:
+        if f.kind == "timeout":
+            msg = (f"no complete reply{what} within {seconds_text(said_timeout_s or timeout_s)} s "
+                   f"(whole-call timeout) from {url}")
+        elif f.kind == "unreachable":
+            msg = f"cannot reach {url}: {f.reason}"
+        else:
+            msg = f"bad reply{what} from {url}: {f.reason}"
+        raise scrubbed_error(msg, backend=backend, secrets=secrets, transient=True) from None
+    if reply.status != 200:
+        raise http_error(reply, url, backend=backend, secrets=secrets)
+    text = body_text(reply)
+    if text is None:
+        raise scrubbed_error(f"bad reply{what} from {url}: the body is not UTF-8 text", backend=backend,
+                             secrets=secrets, transient=True)
+    return reply, text
+
+
+def http_error(reply: Reply, url: str, *, backend: str, secrets: Sequence[str]) -> LLMError:
+    """The :class:`LLMError` for a reply whose status is not 200: a redirect names where to
+    (not transient); else the status, reason and the body's start, scrubbed before it is
+    cut; 408, 409, 425, 429 and 5xx are transient, waiting for a Retry-After if sent."""
+    if 300 <= reply.status < 400:
+        where = redact_url(reply.headers.get("Location", "elsewhere"))
+        return scrubbed_error(f"HTTP {reply.status} from {url}: redirects to {where}; use that as the base URL",
+                              backend=backend, secrets=secrets, transient=False)
+    err = scrubbed_error(f"HTTP {reply.status} from {url}: {reply.reason}{_quoted(reply, secrets)}",
+                         backend=backend, secrets=secrets, transient=_transient_status(reply.status))
+    err.retry_after_s = _retry_after(reply.headers.get("Retry-After"))
+    return err
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number of seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        s = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None or when.tzinfo is None:
+            return None
+        s = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    if s != s or s in (float("inf"), float("-inf")):  # NaN, inf
+        return None
+    return max(0.0, s)
+
