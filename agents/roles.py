@@ -2,8 +2,10 @@
 prompts.
 
 Role names are open: a role is a name with defaults registered here (or given in a run
-spec); nothing else in medsim keeps a list of them. ``CONSULTATION_ROLES`` are the
-participants a consultation asks for turns; ``judge`` is the diagnosis scorer's model.
+spec). ``CONSULTATION_ROLES`` are the participants a consultation asks for turns;
+``judge`` is the diagnosis scorer's model. The three consultation roles are also spelled
+out where a cast is checked or built (``agents.consultation``, ``game.world``) and where
+the shell names who may be played or shown (``medsim.cli``, ``medsim.html_report``).
 """
 from __future__ import annotations
 
