@@ -1,7 +1,7 @@
 """Detectors for the ways small models break a consultation: refusals, role breaks, loops,
 echoes of the instruction, empty turns. Each is a pure function of the reply and what the
-role said before; the role agent retries a flagged reply with a corrective instruction
-(see ``agents.roles``) and records every rejection as an event."""
+role said before; :class:`agents.participants.wrappers.Guarded` asks again with a corrective
+instruction after a flagged reply and records every rejection as an event."""
 from __future__ import annotations
 
 import re

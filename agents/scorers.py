@@ -3,7 +3,10 @@
 A scorer reads a finished consultation from its events (the dicts a log holds, so a
 run on disk can be re-scored with ``medsim score`` without re-running anything) and
 returns a :class:`Score`; what it did (a judge's model calls, its decision) goes to the
-sink like any other event. The diagnosis scorer is the first; OSCE and CARE come later.
+sink like any other event. :class:`DiagnosisScorer` (the judge) is here; the suites'
+scorers follow the same :class:`Scorer` protocol: OSCE's rubric judge
+(``agents.suites.osce_judge.OsceRubricScorer``) and AutoMedic's CARE
+(``agents.suites.care.CareScorer``, with ``McqScorer`` for the answer letter).
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Draw the README's screenshots of a bench run's report.html and one transcript page,
-in a headless Chromium at 1280x900 (medsim.headless), served by `medsim view`'s server;
-the run is the scripted demo with the ablation ladder, so there are conditions and a
-chart. With ``--compare RUN_A RUN_B`` it also draws ``compare-html.png``: the page
-`medsim compare RUN_A RUN_B` writes (the README's is from two real runs of the embedded
-model: the memory experiment's "off" and "frozen" arms).
+"""Draw the screenshots of a bench run's report.html and one transcript page
+(docs/outputs.md; README.md shows the first), in a headless Chromium at 1280x900
+(medsim.headless), served by `medsim view`'s server; the run is the scripted demo with
+the ablation ladder, so there are conditions and a chart. With ``--compare RUN_A RUN_B``
+it also draws ``compare-html.png``: the page `medsim compare RUN_A RUN_B` writes
+(docs/outputs.md's is from two real runs of the embedded model: the memory experiment's
+"off" and "frozen" arms).
 
     .venv/bin/python docs/report_screenshots.py [--out docs] [--compare RUN_A RUN_B]
 """

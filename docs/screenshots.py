@@ -1,4 +1,4 @@
-"""Draw the README's screenshots of playing (no window: SDL dummy driver, scripted
+"""Draw the screenshots of playing in docs/world.md (no window: SDL dummy driver, scripted
 models): the doctor's text box, the test menu in use, the whole map with name tags,
 the end-of-shift screen.
 

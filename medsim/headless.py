@@ -1,7 +1,7 @@
 """A headless Chromium driven through Selenium, for the report's browser test and the
-README's screenshots of it. Debian's ``chromium`` and ``chromium-driver`` (installed by
-``make test``) and ``selenium`` (the ``test`` extra); nothing is downloaded, no window
-is opened."""
+screenshots of it (docs/outputs.md, README.md). Debian's ``chromium`` and
+``chromium-driver`` (installed by ``make test``) and ``selenium`` (the ``test`` extra);
+nothing is downloaded, no window is opened."""
 from __future__ import annotations
 
 import os

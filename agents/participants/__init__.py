@@ -1,5 +1,11 @@
-"""Participants: the doctor, patient, technician (and later a human, a reflector, panel
-members, a vision reader) behind one small interface, ``act(Observation) -> Turn``."""
+"""Participants: whoever takes a turn (the doctor, patient, technician and vision reader)
+behind one small interface, ``act(Observation) -> Turn``: a model (:class:`LLMParticipant`),
+a script, a replayed log or a person (:class:`HumanParticipant`; :class:`Switchable` lets a
+person take a role over and hand it back), wrapped by guards and hints.
+
+The diagnosis panel's members and the memory's reflector are not participants: they are
+calls on the doctor's and the reflector's models, made by ``agents.deliberation`` and
+``agents.learning``."""
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.cast import Cast, CastBuilder, CastConfig, default_params, llm_cast
 from agents.participants.human import HumanIO, HumanParticipant, InputEnded

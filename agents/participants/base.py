@@ -2,7 +2,7 @@
 
 The consultation engine asks participants for turns (PettingZoo's agent selection:
 the engine picks who acts, the participant only acts). LLM, scripted, replayed and
-(later) human participants implement :class:`Participant`; guards, corrective retries
+human participants implement :class:`Participant`; guards, corrective retries
 and technician hints are wrappers around one (see ``agents.participants.wrappers``).
 """
 from __future__ import annotations

@@ -131,10 +131,10 @@ def test_server_doctors_default_to_markers_and_say_so():
     assert s.roles["doctor"].model == "m"
 
 
-def test_the_readme_example_spec_is_valid(tmp_path):
+def test_the_run_spec_page_example_is_valid(tmp_path):
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "run-spec.md").read_text(encoding="utf-8")
     block = text.split("```toml\n", 1)[1].split("```", 1)[0]
     p = tmp_path / "readme.toml"
     p.write_text(block)
