@@ -21,7 +21,7 @@ from agents.costs import case_cost
 from agents.scorers import Transcript
 from agents.stats import wilson_interval
 
-__all__ = ["row_key", "case_row", "summarise", "read_results", "results_line", "write_results", "write_results_csv",
+__all__ = ["row_key", "case_row", "call_totals", "summarise", "read_results", "results_line", "write_results", "write_results_csv",
            "CSV_COLUMNS", "ResultsError"]
 
 
@@ -52,24 +52,30 @@ def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, cond
             judge_method = e["method"]
     if status in ("error", "failed"):
         correct = None
-    calls = [e for e in events if e.get("type") == "llm_call"]
-    evals = [c.get("prompt_tokens_evaluated") for c in calls]
     return {
         "case_id": case.id, "seed": seed, "condition": condition,
         "status": status, "diagnosis": t.diagnosis, "truth": case.diagnosis, "correct": correct,
         "error": error, "failure": t.failure, "turns": t.turns,
         "tests_requested": list(t.tests_requested), "n_tests": len(t.tests_requested),
-        "judge_method": judge_method, "llm_calls": len(calls),
-        "prompt_tokens": sum(c.get("prompt_tokens") or 0 for c in calls),
-        "prompt_tokens_evaluated": None if any(v is None for v in evals) else sum(evals),
-        "completion_tokens": sum(c.get("completion_tokens") or 0 for c in calls),
-        "model_latency_s": round(sum(c.get("latency_s") or 0.0 for c in calls), 4),
+        "judge_method": judge_method, **call_totals(events),
         "wall_s": round(wall_s, 4),
         "specialty": case.specialty,
         **case_cost(events[: _end(events)]),
         "events": events_file,
         **_memory_fields(events),
     }
+
+
+def call_totals(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a cell's model calls cost: ``llm_calls``, ``prompt_tokens`` (sent),
+    ``prompt_tokens_evaluated`` (None when a backend does not say), ``completion_tokens``
+    and ``model_latency_s``: the fields every suite's row carries."""
+    calls = [e for e in events if e.get("type") == "llm_call"]
+    evals = [c.get("prompt_tokens_evaluated") for c in calls]
+    return {"llm_calls": len(calls), "prompt_tokens": sum(c.get("prompt_tokens") or 0 for c in calls),
+            "prompt_tokens_evaluated": None if any(v is None for v in evals) else sum(evals),
+            "completion_tokens": sum(c.get("completion_tokens") or 0 for c in calls),
+            "model_latency_s": round(sum(c.get("latency_s") or 0.0 for c in calls), 4)}
 
 
 def _end(events: Sequence[Mapping[str, Any]]) -> int:

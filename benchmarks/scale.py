@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agents.results import read_results  # noqa: E402
-from tests.conftest import _FakeChat  # noqa: E402  (the test suite's fake server)
+from tests.fake_chat import FakeChat  # noqa: E402  (the test suite's fake server)
 from tests.helpers import log_bytes  # noqa: E402
 
 TIMING = {"wall_s", "latency_s", "started", "finished"}
@@ -59,14 +59,14 @@ import medsim.bench
 from medsim.bench import BenchOptions, run_bench
 from medsim.spec import build_spec
 spec = build_spec(None, json.loads(sys.argv[1]))
-run_cells, spent = medsim.bench._run_cells, []
+run_cells, spent = medsim.bench.run_cells, []
 def timed(*a, **k):  # the cells alone: not the set-up, nor the report written once at the end
     t = time.perf_counter()
     try:
         return run_cells(*a, **k)
     finally:
         spent.append(time.perf_counter() - t)
-medsim.bench._run_cells = timed
+medsim.bench.run_cells = timed
 t0 = time.perf_counter()
 o = run_bench(spec, BenchOptions(out=Path(sys.argv[2]), progress=False))
 print(json.dumps({"seconds": time.perf_counter() - t0, "cell_seconds": sum(spent), "cells": o.summary["cases"],
@@ -74,7 +74,7 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "cell_seconds": sum(spent
 """
 
 
-class _KeepAliveChat(_FakeChat):
+class _KeepAliveChat(FakeChat):
     """The tests' fake, speaking HTTP/1.1 with connections kept open, as vLLM and
     llama.cpp's server do, and with Nagle's algorithm off, as they have it: with it on,
     a kept-alive reply's body (written after its headers) waits for the client's delayed

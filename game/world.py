@@ -24,7 +24,8 @@ from agents.consultation import Consultation, ConsultationConfig
 from agents.events import Event, EventSink, Utterance
 from agents.participants import CastBuilder, HumanParticipant, Switchable
 from agents.results import case_row, summarise
-from agents.roles import get_role, role_names
+from agents.consultation import TECHNICIAN
+from agents.roles import STAFF, flag_name, get_role, role_names, roles_of_kind
 from agents.scorers import Scorer, Transcript, score_case
 from game.actors import Actor
 from game.appearance import PATIENT_SHEETS, age_band, parse_demographics, patient_sprite
@@ -186,7 +187,9 @@ class World:
     def _check_map(self) -> None:
         m = self.map
         self.router = self.config.test_rooms or OrderRouter.from_map(m)
-        need = ["entrance_spawn", "reception_desk", "records_station", "technician_spawn",
+        # the staff who answer orders (the technician, a registered nurse): each waits at its home point
+        self.staff = {r.name: r.world for r in roles_of_kind(STAFF) if r.world is not None}
+        need = ["entrance_spawn", "reception_desk", "records_station", *(p.home for p in self.staff.values()),
                 *(s.name for s in self.router.stations if not s.bedside)]
         for name in need:
             m.point(name)
@@ -217,7 +220,9 @@ class World:
         for i in range(self.config.doctors):
             sp = spawns[i % len(spawns)].tile
             self._spawn(Actor(f"doctor-{i + 1}", "doctor", DOCTOR_SPRITES[i % len(DOCTOR_SPRITES)], sp))
-        self._spawn(Actor("technician", "technician", "technician", self.map.point("technician_spawn").tile))
+        for role, presence in self.staff.items():
+            actor = _staff_id(role, presence)
+            self._spawn(Actor(actor, actor, presence.sprite, self.map.point(presence.home).tile))
         order = list(range(len(self.cases)))
         self.rng.shuffle(order)
         self._case_order = list(case_order) if case_order is not None else order
@@ -257,9 +262,12 @@ class World:
             return enc.doctor.id if enc.doctor else None
         if role == "patient":
             return enc.patient.id
-        if role == "measurement":
-            return enc.technician.id if enc.technician else "technician"
+        if role in self.staff:
+            return enc.technician.id if enc.technician else _staff_id(role, self.staff[role])
         return None
+
+    def _staff_actors(self) -> tuple[str, ...]:
+        return tuple(_staff_id(r, p) for r, p in self.staff.items())
 
     def is_controlled(self, case_id: str, role: str) -> bool:
         c = self.controlled
@@ -272,7 +280,7 @@ class World:
         a = self.actors.get(actor_id)
         arriving = (a is None and actor_id.startswith("patient-") and actor_id[8:].isdigit()
                     and self._arrivals < int(actor_id[8:]) <= self.config.patients)  # still to arrive
-        if not arriving and (a is None or not a.present or a.role not in ("doctor", "patient", "technician")):
+        if not arriving and (a is None or not a.present or a.role not in ("doctor", "patient", *self._staff_actors())):
             raise ValueError(f"no agent '{actor_id}' to take over")
         if self.controlled == actor_id:
             return
@@ -302,7 +310,7 @@ class World:
             return False
         if self.requests_for_player():
             return True
-        if a.role in ("doctor", "technician"):
+        if a.role == "doctor" or a.role in self._staff_actors():
             return a.case_id is None
         enc = next((e for e in self.encounters if e.patient is a), None)
         return enc is not None and enc.phase is Phase.WAITING
@@ -752,7 +760,12 @@ class World:
         self._claim_technician(enc)
 
     def _claim_technician(self, enc: Encounter) -> None:
-        tech = self.actors["technician"]
+        """The staff member who answers the pending order (the technician, or the role the
+        consultation sends it to: a nurse for vital signs) walks to do it, when free."""
+        assert enc.consultation is not None and enc.consultation.pending is not None
+        role = enc.consultation.staff_for(enc.consultation.pending.action.text)
+        presence = self.staff.get(role) or self.staff.get(TECHNICIAN)
+        tech = self.actors[_staff_id(role if role in self.staff else TECHNICIAN, presence)]
         if tech.case_id is not None or tech.moving:
             return  # busy: the encounter waits in "to_test"
         tech.case_id = enc.case.id
@@ -779,7 +792,8 @@ class World:
             return
         tech.case_id = None
         enc.technician = None
-        self.walk(tech, self.map.point("technician_spawn").tile, "back to the lab")
+        home = next((p.home for r, p in self.staff.items() if _staff_id(r, p) == tech.id), "technician_spawn")
+        self.walk(tech, self.map.point(home).tile, "back to the lab")
 
     def _beside(self, t: Tile) -> Tile:
         for nb in t.neighbours4():
@@ -793,6 +807,11 @@ class World:
             if self.map.walkable(nb) and nb != enc.doctor_seat:
                 return nb
         return enc.patient_seat
+
+
+def _staff_id(role: str, presence: Any) -> str:
+    """A staff role's actor in the world (``technician`` for the measurement role)."""
+    return presence.actor or flag_name(role)
 
 
 class _Absent:

@@ -234,5 +234,9 @@ def plan_for(spec: RunSpec, condition: str, seed: int, backends: Backends, *,
              human_io: HumanIO | None = None, memory: Any = None, learn: bool = False) -> RunPlan:
     s = spec.for_condition(condition)
     llms = {role: backends.get(role, rs, seed) for role, rs in s.roles.items()}
-    # the header holds the spec but where the cell ran: a cell's log is the same on any executor
-    return RunPlan(s, condition, seed, llms, spec.to_dict(executor=False), human_io, memory, learn)
+    # the header holds the spec but where and beside how many others the cell ran: a cell's log is
+    # the same on any executor and with any number of workers (batched decoding, which changes
+    # the logits a little, is in it when on)
+    header = spec.to_dict(executor=False)
+    header.pop("workers", None)
+    return RunPlan(s, condition, seed, llms, header, human_io, memory, learn)

@@ -70,11 +70,12 @@ class BenchOutcome:
     out: Path
     invalid_records: list[Any]
     headline: str = ""  # the suite's line for the end of the run
+    strict: bool = True  # a run that scored nothing is an error (the suite's nothing_scored_fails)
 
     @property
     def nothing_scored(self) -> bool:
         """Cells ran and not one could be scored (every one failed or ended in an error)."""
-        return self.summary["cases"] > 0 and self.summary.get("scored") == 0
+        return self.strict and self.summary["cases"] > 0 and self.summary.get("scored") == 0
 
     def nothing_scored_message(self) -> str | None:
         """The loud line for a run that scored nothing (None when something was scored),
@@ -479,7 +480,7 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             summary["memory"] = memory.state()
         first = next(iter(plans.values()))
         write_outputs(opts.out, spec, summary, rows, first.models)
-        return BenchOutcome(summary, opts.out, list(loaded.invalid), suite.headline(summary))
+        return BenchOutcome(summary, opts.out, list(loaded.invalid), suite.headline(summary), suite.nothing_scored_fails)
     finally:
         if cells is not None:
             cells.close()

@@ -44,13 +44,15 @@ def spec_from_args(args: argparse.Namespace, *, extra: dict[str, Any] | None = N
     (and ``extra`` overrides). A flag the run's suite has no use for is an error naming
     the flag, and so is a flag whose value the spec refuses."""
     raw = load_toml(args.config) if args.config is not None else {}
-    given = {**overrides(args, args.command), **(extra or {})}
+    given = overrides(args, args.command)
+    given.update(extra or {})
     suite = _suite_for(raw, given)
     check_flags_for_suite(given, suite)
     for key in [k for k in given if k.startswith(f"roles.{STAR}.")]:  # --timeout: every role of the suite
-        value = given.pop(key)
+        value, flag = given.pop(key), given.flags.pop(key, key)
         for role in suite.role_names():
-            given.setdefault(f"roles.{role}.{key.rsplit('.', 1)[1]}", value)
+            if f"roles.{role}.{key.rsplit('.', 1)[1]}" not in given:
+                given.set(f"roles.{role}.{key.rsplit('.', 1)[1]}", value, flag)
     try:
         spec = spec_from_raw(raw, given, source=str(args.config) if args.config is not None else None,
                              default_llm=args.default_llm)
@@ -362,6 +364,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from medsim.errors import BenchError
     from medsim.play import ReplayError
 
+    from medsim.plugins import PluginError, load_plugins
+
+    try:
+        load_plugins()  # a suite, backend or role of your own: registered before its flags are read
+    except PluginError as e:
+        print(f"medsim: error: {e}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # argparse gives `memory search` its words only before the first option; words after an

@@ -289,27 +289,42 @@ def _given(args: argparse.Namespace, f: Flag) -> Any:
     return getattr(args, _switch_dest(f) if f.switch else f.dest, None)
 
 
-def overrides(args: argparse.Namespace, command: str) -> dict[str, Any]:
+class Overrides(dict):
+    """The dotted spec keys a command line sets, and (``flags``) the flag that set each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flags: dict[str, str] = {}
+
+    def set(self, key: str, value: Any, flag: str) -> None:
+        self[key] = value
+        self.flags[key] = flag
+
+
+def overrides(args: argparse.Namespace, command: str) -> Overrides:
     """The dotted spec keys a command line sets (flags not given are left out). A flag
     whose suite keeps its key elsewhere (``--no-guards``: ``osce.guards``) sets that key
     when the suite is known (``--protocol``, ``--suite`` or the command's own)."""
     suite = getattr(args, "preset_suite", None) or getattr(args, "suite", None)
     if getattr(args, "protocol", None) and not suite:
         suite = _protocol(args.protocol, args).get("suite")
-    o: dict[str, Any] = {}
+    o = Overrides()
     if getattr(args, "preset_suite", None):
-        o["suite"] = args.preset_suite
+        o.set("suite", args.preset_suite, f"medsim {args.preset_suite}")
     for f in all_flags(command):
         value = _given(args, f)
         if value is None:
             continue
         if f.to_spec is not None:
-            o.update(f.to_spec(value, args))
+            for k, v in f.to_spec(value, args).items():
+                o.set(k, v, f.names[0])
         elif f.key is not None:
-            o[f.key_in(suite)] = value
+            o.set(f.key_in(suite), value, f.names[0])
     if getattr(args, "repeats", None) is not None:
         o.pop("seed", None)  # --repeats R: the seeds 0..R-1
-    o.update(biases(args))
+    for k, v in biases(args).items():
+        o.set(k, v, "--doctor-bias" if getattr(args, "doctor_bias", None) and "doctor" in k else
+              "--patient-bias" if "patient" in k else "--doctor-bias/--patient-bias")
     return o
 
 
@@ -329,7 +344,8 @@ def flag_for(key: str | None, given: Mapping[str, Any]) -> str | None:
     among the ``given`` overrides; None when no flag did."""
     if not key:
         return None
-    names = _flag_of_key()
+    by = getattr(given, "flags", None) or {}
+    names = {**_flag_of_key(), **by}
     for k in sorted(given, key=len, reverse=True):
         if k == key or k.startswith(key + ".") or key.startswith(k + "."):
             if k in names:
@@ -338,22 +354,32 @@ def flag_for(key: str | None, given: Mapping[str, Any]) -> str | None:
 
 
 def check_flags_for_suite(given: Mapping[str, Any], suite: Suite) -> None:
-    """A flag that sets something ``suite`` does not read is an error naming the flag."""
+    """Flags that set something ``suite`` does not read are an error naming them (and the
+    flags the suite does take)."""
     own = {k for sec in suite.reads for k in SECTIONS.get(sec, ())}
     others = {s.section: s.name for s in all_suites() if s.section and s.name != suite.name}
+    unused: list[str] = []
+    elsewhere: dict[str, str] = {}
     for key in given:
         top = key.split(".")[0]
         flag = flag_for(key, given) or key
         if top == "roles":
             role = key.split(".")[1]
             if role not in (STAR, *suite.role_names()):
-                raise SpecError(f"{flag}: the {suite.name} suite has no {flag_name(role)} role (its roles: "
-                                f"{', '.join(flag_name(r) for r in suite.role_names())})", key=key)
+                unused.append(flag)
             continue
         if top in RUN_KEYS or top in own or top == suite.section:
             continue
         if top in others:
-            raise SpecError(f"{flag}: only with --protocol {others[top]} (or --suite {others[top]})", key=key)
-        reads = sorted(own | ({suite.section} if suite.section else set()))
-        raise SpecError(f"{flag}: not used by the {suite.name} suite (beyond the models and seeds it reads "
-                        f"{', '.join(reads) or 'nothing'}; see `medsim bench --help`)", key=key)
+            elsewhere.setdefault(flag, others[top])
+        elif flag not in unused:
+            unused.append(flag)
+    if elsewhere:
+        flag, name = next(iter(elsewhere.items()))
+        raise SpecError(f"{', '.join(elsewhere)}: only with --protocol {name} (or --suite {name})", key="suite")
+    if unused:
+        takes = [o.flag for o in suite.options]
+        roles = ", ".join(flag_name(r) for r in suite.role_names())
+        raise SpecError(f"{', '.join(sorted(set(unused), key=unused.index))}: not used by the {suite.name} suite "
+                        f"(its roles: {roles}; its own flags: {', '.join(takes) or 'none'}; see `medsim bench --help`)",
+                        key=None)

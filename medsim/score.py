@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from agents.events import EventLog, Scored, read_events
 from agents.llm.base import LLM, LLMError
 from agents.llm.llamacpp import LlamaPool
+from agents.llm.spec import check_backend_spec
 from agents.names import slug
 from agents.results import read_results, results_line, row_key
 from agents.scorers import Transcript, TranscriptError, score_case
@@ -69,6 +70,8 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
     ``backend``: the judge's model, injected (tests)."""
     run_dir = Path(run_dir)
     run_file = run_dir / "run.json"
+    if not isinstance(judge, RoleSpec):  # a judge that cannot be is said first (before the run is read)
+        check_backend_spec(str(judge.get("backend")), judge.get("model"))
     if not run_file.is_file():
         raise BenchError(f"{run_dir}: not a medsim bench run (no run.json)")
     try:

@@ -182,7 +182,7 @@ def _bias(d: Mapping[str, Any], role: str, path: str) -> str | None:
     try:
         bias_text(role, v)
     except BiasError as e:
-        raise SpecError(f"{path}{key}: {e}") from None
+        raise SpecError(f"{path}{key}: {e}", key=path + key) from None
     return v.strip().lower().replace("-", "_").replace(" ", "_")
 
 
@@ -204,7 +204,7 @@ class DiagnosisSpec:
         _check_keys(d, set(cls.KEYS), path)
         n = _int(d, "ensemble", path, lo=0, default=0)
         if n == 1:
-            raise SpecError(f"{path}ensemble: a panel has at least 2 members (0: one doctor), got 1")
+            raise SpecError(f"{path}ensemble: a panel has at least 2 members (0: one doctor), got 1", key=path + "ensemble")
         return cls(cot=_bool(d, "cot", path, default=False), ensemble=n,
                    panel=_str(d, "panel", path, default="off", choices=("off", "roles")))
 
@@ -268,12 +268,12 @@ class MemorySpec:
                 clip_checkpoint=_str(d, "clip_checkpoint", path, optional=True), learn_cases=learn,
                 learn_limit=_int(d, "learn_limit", path, lo=1, optional=True))
         if m.mode != "off" and not m.dir:
-            raise SpecError(f"{path}dir: memory mode '{m.mode}' needs a directory (--memory-dir DIR)")
+            raise SpecError(f"{path}dir: memory mode '{m.mode}' needs a directory (--memory-dir DIR)", key=path + "dir")
         if m.learn_cases and m.mode != "learn":
-            raise SpecError(f"{path}learn_cases: a learning split needs mode 'learn' (the scored cases then run frozen)")
+            raise SpecError(f"{path}learn_cases: a learning split needs mode 'learn' (the scored cases then run frozen)", key=path + "learn_cases")
         if m.embedder == "clip" and not m.clip_checkpoint:
             raise SpecError(f"{path}embedder: 'clip' needs {path}clip_checkpoint (no CLIP weights can be downloaded "
-                            "here); 'clip-tiny' is random-init, for tests")
+                            "here); 'clip-tiny' is random-init, for tests", key=path + "embedder")
         return m
 
     def to_dict(self) -> dict[str, Any]:
@@ -543,17 +543,17 @@ def _check_batched(executor: str, roles: list[RoleSpec]) -> None:
     (left out, batched is auto and just stays off there)."""
     if executor != "local":
         raise SpecError(f"batched: decodes the calls of cases run by local threads together; executor {executor!r} "
-                        "runs each case on its own worker (drop batched, or use executor = \"local\")")
+                        "runs each case on its own worker (drop batched, or use executor = \"local\")", key="batched")
     if not any(is_in_process(r.backend) for r in roles):
         raise SpecError("batched: decodes the calls to an in-process model (local, smollm2, gguf:PATH) together, and no "
-                        "role runs one (servers batch their own calls: vLLM does); drop batched")
+                        "role runs one (servers batch their own calls: vLLM does); drop batched", key="batched")
 
 
 def _executor(d: Mapping[str, Any]) -> dict[str, Any]:
     executor = _str(d, "executor", "", default="local", choices=EXECUTORS)
     address = _str(d, "ray_address", "", optional=True)
     if address is not None and executor != "ray":
-        raise SpecError(f"ray_address: only with executor = \"ray\" (executor is {executor!r})")
+        raise SpecError(f"ray_address: only with executor = \"ray\" (executor is {executor!r})", key="ray_address")
     return {"executor": executor, "ray_address": address}
 
 

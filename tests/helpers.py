@@ -12,7 +12,8 @@ from agents.consultation import ConsultationConfig, run_consultation
 from agents.events import DictSink
 from agents.llm.base import GenerateParams
 from agents.participants import CastConfig, llm_cast
-from agents.results import case_row
+from agents.suites.contract import Unit
+from agents.suites.diagnosis import DiagnosisSuite
 from agents.roles import get_role, role_names
 from agents.scorers import DiagnosisScorer, Transcript, score_case
 
@@ -39,7 +40,8 @@ def consult(case: Case, llms: dict[str, Any], *, cast: CastConfig = CastConfig()
     run_consultation(case, members, rules, sink)
     score_case(case, Transcript.from_events(sink.events, case_id=case.id),
                [DiagnosisScorer(llms["judge"], judge_params)], sink)
-    row = case_row(case, sink.events, seed=0, condition="base", events_file="", wall_s=0.0)
+    row = DiagnosisSuite().row(Unit(case.id, case.source, case), sink.events, seed=0, condition="base", events_file="",
+                               wall_s=0.0)
     return row, sink.events
 
 
@@ -105,3 +107,19 @@ def clean_http_env(monkeypatch: Any, key: str | None = None) -> None:
         monkeypatch.delenv(var, raising=False)
     if key is not None:
         monkeypatch.setenv("MEDSIM_API_KEY", key)
+
+
+def osce_spec(personas: str, *, seeds: Any = (0,), workers: int = 1, roles: dict | None = None, llm: str | None = None,
+              preflight: bool = True, **osce: Any):
+    """An OSCE run's spec (``suite = "osce"``): ``osce`` keys are the ``[osce]`` section's
+    (max_rounds, cases, guards, rubric, stop_classifier)."""
+    from medsim.spec import build_spec
+
+    o: dict[str, Any] = {"suite": "osce", "osce.personas": personas, "seeds": list(seeds), "workers": workers,
+                         "preflight": preflight}
+    o.update({f"osce.{k}": v for k, v in osce.items() if v is not None})
+    if llm:
+        o["llm"] = llm
+    for role, table in (roles or {}).items():
+        o.update({f"roles.{role}.{k}": v for k, v in table.items() if v is not None})
+    return build_spec(None, o)

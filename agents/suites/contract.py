@@ -131,6 +131,8 @@ class Suite:
     options: ClassVar[tuple[Option, ...]] = ()  # flags that set keys of that table
     people: ClassVar[bool] = False  # a person can play a role (consult --as)
     live: ClassVar[bool] = False  # the hospital world can run its cells (the engine is a Consultation)
+    # a run whose every cell failed or errored exits 1 (OSCE: a failed encounter is a finding)
+    nothing_scored_fails: ClassVar[bool] = True
     verdict: ClassVar[str] = "correct"  # the row's field `medsim score` compares with the run's, cell by cell
 
     # -- the spec ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ hold both.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -31,17 +32,24 @@ from agents.suites.care import CareScorer, McqScorer, care_markdown, care_summar
 from agents.suites.contract import CellPlan, Suite, Unit, Units
 from agents.textsafe import md_cell
 
-__all__ = ["ConsultationSuite", "DiagnosisSuite", "AutomedicSuite", "consultation_config", "cast_config",
+__all__ = ["ConsultationSuite", "DiagnosisSuite", "AutomedicSuite", "consultation_config", "cast_config", "in_effect",
            "consultation_summary", "fmt_accuracy"]
 
 CONSULTATION_SECTIONS = frozenset({"cases", "protocol", "diagnosis", "memory", "world", "conditions"})
 
 
+def in_effect(protocol: Any) -> Any:
+    """The protocol as it runs: static QA (``static = true``: the doctor reads the whole
+    case and answers in one turn) is one turn, nothing to gather, no technician, no budget;
+    the one place that rule is written."""
+    if not protocol.static:
+        return protocol
+    return replace(protocol, max_turns=1, min_gathering=0, measurement=False, budget=None)
+
+
 def consultation_config(protocol: Any) -> ConsultationConfig:
     """The engine's rules from a run spec's ``protocol`` section."""
-    p = protocol
-    if p.static:  # static QA: one turn, a diagnosis, nothing to gather
-        return ConsultationConfig(max_turns=1, min_gathering=0, measurement=False)
+    p = in_effect(protocol)
     return ConsultationConfig(max_turns=p.max_turns, min_gathering=p.min_gathering, measurement=p.measurement,
                               budget=p.budget)
 
@@ -49,12 +57,12 @@ def consultation_config(protocol: Any) -> ConsultationConfig:
 def cast_config(plan: CellPlan) -> CastConfig:
     """How the cell's participants are built, from its ``protocol`` and the roles'
     generation settings."""
-    p = plan.spec.protocol
+    p = in_effect(plan.spec.protocol)
     roles = plan.spec.roles
     return CastConfig(
         doctor_mode=p.doctor_mode, prompt_style=p.prompt_style,
         guard_retries=p.guard_retries if p.guards else None, measurement_hints=p.measurement_hints,
-        max_turns=1 if p.static else p.max_turns, measurement=p.measurement and not p.static, static=p.static,
+        max_turns=p.max_turns, measurement=p.measurement, static=p.static,
         params={r: plan.params(r) for r in roles}, retry={r: plan.retry(r) for r in roles},
         doctor_bias=p.doctor_bias, patient_bias=p.patient_bias,
     )

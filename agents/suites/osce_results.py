@@ -6,6 +6,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
 
+from agents.results import call_totals
 from agents.scorers import Transcript
 from agents.suites.osce_rubric import CATEGORIES
 
@@ -22,8 +23,6 @@ def osce_row(events: Sequence[Mapping[str, Any]], *, seed: int, condition: str, 
     status, error = t.status, t.error
     if d.get("error"):
         status, error = "error", d["error"]
-    calls = [e for e in events if e.get("type") == "llm_call"]
-    evals = [c.get("prompt_tokens_evaluated") for c in calls]
     scores = d.get("scores") or {}
     return {
         "case_id": t.case_id, "seed": seed, "condition": condition, "suite": "osce",
@@ -39,11 +38,7 @@ def osce_row(events: Sequence[Mapping[str, Any]], *, seed: int, condition: str, 
         "judge_calls": d.get("calls"), "unjudged": d.get("unjudged"),
         # bench columns with no meaning here (kept so bench tools read the row)
         "diagnosis": None, "truth": None, "correct": None, "tests_requested": [], "n_tests": 0,
-        "llm_calls": len(calls),
-        "prompt_tokens": sum(c.get("prompt_tokens") or 0 for c in calls),
-        "prompt_tokens_evaluated": None if any(v is None for v in evals) else sum(evals),
-        "completion_tokens": sum(c.get("completion_tokens") or 0 for c in calls),
-        "model_latency_s": round(sum(c.get("latency_s") or 0.0 for c in calls), 4),
+        **call_totals(events),
         "wall_s": round(wall_s, 4), "events": events_file,
     }
 

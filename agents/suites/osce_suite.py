@@ -58,6 +58,7 @@ class OsceSuite(Suite):
     title = "OSCE treatment persuasion: MBTI personas, a 30-criterion rubric judged per round"
     unit_name = "encounter"
     verdict = "total"
+    nothing_scored_fails = False
     section = "osce"
     options = (
         Option("--personas", "personas", "persona ids, comma-separated: INTJ_M_PNEUMO, ESFP_F_LUNG, INTJ_PNEUMO "

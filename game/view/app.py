@@ -396,6 +396,8 @@ class SimulationScreen(Screen):
             return "Dr " + a.id.split("-")[-1]
         if a.role == "technician":
             return "Tech"
+        if a.role not in ("doctor", "patient"):  # another staff member (a nurse)
+            return a.role.replace("_", " ").title()
         enc = next((e for e in self.world.encounters if e.patient is a), None)
         short = _short_demographics(enc.case.demographics) if enc else ""
         return f"P{a.id.split('-')[-1]}" + (f" {short}" if short else "")

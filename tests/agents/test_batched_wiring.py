@@ -134,14 +134,16 @@ def test_batched_where_it_can_do_nothing_is_an_error():
 def test_the_flag_reaches_the_spec():
     from medsim.cli import build_parser, spec_from_args
 
+    from medsim.flags import overrides
+
     args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2", "--batched"])
-    assert args.batched is True and spec_from_args(args).batched is True
+    assert overrides(args, "bench")["batched"] is True and spec_from_args(args).batched is True
     args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2"])
-    assert args.batched is None
+    assert "batched" not in overrides(args, "bench")
     spec = spec_from_args(args)
     assert spec.batched is None and spec.decodes_batched  # the default: on
     args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "2", "--no-batched"])
-    assert args.batched is False
+    assert overrides(args, "bench")["batched"] is False
     spec = spec_from_args(args)
     assert spec.batched is False and not spec.decodes_batched
     args = build_parser().parse_args(["bench", "--llm", "smollm2", "--workers", "1"])
@@ -158,7 +160,7 @@ def test_no_batched_with_workers_warns_and_the_default_does_not(tmp_path, monkey
     import medsim.bench as bench
     from medsim.bench import BenchOptions, run_bench
 
-    monkeypatch.setattr(bench, "_run_cells", _no_cells)
+    monkeypatch.setattr(bench, "run_cells", _no_cells)
     _, b = _files(tmp_path)
     for name, over in (("off", {"batched": False}), ("auto", {})):
         spec = build_spec(None, {"llm": f"gguf:{b}", "workers": 2, "preflight": False, "limit": 1, **over})

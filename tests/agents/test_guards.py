@@ -134,11 +134,13 @@ def test_structured_mode_sends_a_bounded_schema_and_demands_a_diagnosis_last(dem
 
 
 def test_agentclinic_protocol(demo):
-    from medsim.assemble import cast_config, consultation_config
+    from agents.suites.diagnosis import cast_config, consultation_config
+    from medsim.assemble import Backends, plan_for
     from medsim.spec import build_spec
 
     spec = build_spec(None, {"protocol.name": "agentclinic"})
-    cc, rules = cast_config(spec, 0), consultation_config(spec)
+    plan = plan_for(spec, "base", 0, Backends(demo, None))  # type: ignore[arg-type] - scripted: no pool
+    cc, rules = cast_config(plan), consultation_config(spec.protocol)
     assert (cc.doctor_mode, cc.prompt_style, rules.min_gathering, cc.guard_retries, cc.measurement_hints) == \
         ("markers", "agentclinic", 0, None, False)
     row, events = consult(demo["demo-001"], roles(ScriptedLLM(demo)), cast=cc, rules=rules)

@@ -72,21 +72,21 @@ def test_turns_without_model_calls_replay_as_recorded(tmp_path):
     from agents.cases import load_cases
     from agents.llm.scripted import ScriptedLLM
     from agents.participants import ScriptedParticipant
-    from medsim import assemble
+    from agents.suites.diagnosis import ConsultationSuite
 
     cases, _ = load_cases("demo")
     case = cases[0]
-    original = assemble.RunPlan.cast
+    original = ConsultationSuite.cast
 
-    def cast_with_scripted_patient(self, c, sink):
-        cast = original(self, c, sink)
+    def cast_with_scripted_patient(self, plan, unit, sink):
+        cast = original(self, plan, unit, sink)
         cast["patient"] = ScriptedParticipant("patient", ["It started this morning.", "No, nothing else."])
         return cast
-    assemble.RunPlan.cast = cast_with_scripted_patient
+    ConsultationSuite.cast = cast_with_scripted_patient
     try:
         out = _bench(tmp_path, limit=1)
     finally:
-        assemble.RunPlan.cast = original
+        ConsultationSuite.cast = original
     logged = read_events(out / read_results(out / "results.jsonl")[0]["events"])
     assert {e["source"] for e in logged if e["type"] == "utterance" and e["speaker"] == "patient"} == {"scripted"}
     with EventLog(tmp_path / "replay.jsonl") as log:

@@ -11,12 +11,22 @@ from agents.events import read_events
 from agents.results import read_results, row_key
 from medsim.bench import BenchOptions
 from medsim.cli import main
-from medsim.osce import OsceSpec, build_osce_spec, run_osce
+from medsim.bench import run_bench as run_osce
+from medsim.spec import RunSpec
+from tests.helpers import osce_spec as build_osce_spec
 from tests.agents.test_osce_guards import LoopingDoctor
 from tests.helpers import log_bytes
 
 PERSONAS = "INTJ_M_PNEUMO,ESFP_F_LUNG,ISTP_LUNG"
 RUN = ["--personas", PERSONAS, "--llm", "scripted", "--seeds", "0,1", "--max-rounds", "6", "--no-progress"]
+
+
+def _older(spec):
+    """A spec as medsim wrote an OSCE run's before OSCE was a suite of the run spec and before
+    the guards: every OSCE key at the top, no ``guards``."""
+    flat = {k: v for k, v in spec.items() if k != "osce"}
+    flat.update({k: v for k, v in spec["osce"].items() if k != "guards"})
+    return flat
 
 
 def _rows(path):
@@ -33,7 +43,7 @@ def test_bench_protocol_osce_is_the_osce_run_and_resumes_and_rescores(tmp_path, 
         assert (bench / f).is_file(), f
     b, o = (json.loads((d / "run.json").read_text()) for d in (bench, osce))
     assert b["identity"] == o["identity"] and b["spec"]["suite"] == "osce" and b["spec"]["workers"] == 2
-    assert b["spec"]["seeds"] == [0, 1] and b["spec"]["max_rounds"] == 6 and b["spec"]["guards"] is True
+    assert b["spec"]["seeds"] == [0, 1] and b["spec"]["osce"]["max_rounds"] == 6 and b["spec"]["osce"]["guards"] is True
     assert b["command"][:3] == ["medsim", "bench", "--protocol"]
     # the same cells, rows and event logs as `medsim osce` (workers change nothing)
     assert _rows(bench / "results.jsonl") == _rows(osce / "results.jsonl")
@@ -77,14 +87,13 @@ def test_bench_protocol_osce_is_the_osce_run_and_resumes_and_rescores(tmp_path, 
     (["--ladder"], "--ladder"),
     (["--memory", "frozen", "--memory-dir", "m"], "--memory, --memory-dir"),
     (["--doctor-bias", "recency"], "--doctor-bias"),
-    (["--executor", "ray"], "--executor"),
 ])
 def test_bench_flags_an_osce_run_does_not_use_are_refused(tmp_path, capsys, flags, named):
     out = tmp_path / "run"
     assert main(["bench", "--protocol", "osce", "--personas", "INTJ_M_PNEUMO", *flags, "--out", str(out),
                  "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert f"{named}: not used by --protocol osce" in err and "--personas" in err
+    assert f"{named}: not used by the osce suite" in err and "--personas" in err
     assert not out.exists()
 
 
@@ -96,10 +105,12 @@ def test_osce_flags_need_protocol_osce(tmp_path, capsys, flags):
     assert not out.exists()
 
 
-def test_osce_protocol_is_only_a_bench_protocol(capsys):
-    with pytest.raises(SystemExit):
-        main(["consult", "--protocol", "osce"])
-    assert "invalid choice" in capsys.readouterr().err
+def test_one_osce_encounter_is_consulted_live(capsys):
+    """Every suite can be consulted: one encounter of the run loop, printed as it goes."""
+    assert main(["consult", "--protocol", "osce", "--llm", "scripted", "--personas", "ESFP_F_LUNG", "--max-rounds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Encounter ESFP_F_LUNG") and "Doctor:" in out and "stop detector:" in out
+    assert "Status: " in out
 
 
 def test_bad_persona_through_bench_is_a_clear_error(tmp_path, capsys):
@@ -114,14 +125,13 @@ def test_no_guards_flag_in_the_spec_and_the_report(tmp_path, capsys):
         out = tmp_path / cmd[0]
         assert main([*cmd, "--personas", "INTJ_M_PNEUMO", "--no-guards", "--out", str(out), "--no-progress"]) == 0
         run = json.loads((out / "run.json").read_text())
-        assert run["identity"]["guards"] is False
+        assert run["identity"]["osce"]["guards"] is False
         assert "guards off" in (out / "report.md").read_text()
-        assert OsceSpec.from_dict(run["spec"]).guards is False
+        assert RunSpec.from_dict(run["spec"]).options.guards is False
     capsys.readouterr()
-    # a run made before the guards existed (no key) was unguarded
-    spec = {k: v for k, v in run["spec"].items() if k != "guards"}
-    assert OsceSpec.from_dict(spec).guards is False
-    assert build_osce_spec("INTJ_M_PNEUMO").guards is True
+    # a run made before the guards existed (no key, and the OSCE keys at the top) was unguarded
+    assert RunSpec.from_dict(_older(run["spec"])).options.guards is False
+    assert build_osce_spec("INTJ_M_PNEUMO").options.guards is True
 
 
 def test_a_failed_encounter_is_reported_with_its_reason(tmp_path):
@@ -152,7 +162,7 @@ def test_a_run_made_before_the_guards_resumes_unguarded_only(tmp_path, capsys):
     assert main([*base, "--no-guards"]) == 0
     run = json.loads((out / "run.json").read_text())
     for part in ("identity", "spec"):
-        run[part].pop("guards")
+        run[part] = _older(run[part])
     (out / "run.json").write_text(json.dumps(run))
     rows = (out / "results.jsonl").read_text().splitlines()
     (out / "results.jsonl").write_text(rows[0] + "\n")  # one encounter left to run

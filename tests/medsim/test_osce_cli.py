@@ -10,7 +10,8 @@ from agents.llm.base import Output
 from agents.results import read_results, row_key
 from medsim.bench import BenchOptions
 from medsim.cli import main
-from medsim.osce import build_osce_spec, run_osce
+from medsim.bench import run_bench as run_osce
+from tests.helpers import osce_spec as build_osce_spec
 from medsim.score import rescore
 from medsim.spec import RoleSpec
 from tests.helpers import log_bytes
@@ -25,8 +26,8 @@ def test_osce_run_writes_a_bench_run_dir(tmp_path, capsys):
     for f in ("run.json", "results.jsonl", "results.csv", "summary.json", "report.md"):
         assert (out / f).is_file(), f
     run = json.loads((out / "run.json").read_text())
-    assert run["spec"]["suite"] == "osce" and run["spec"]["personas"] == PERSONAS.split(",")
-    assert run["identity"]["max_rounds"] == 10 and "workers" not in run["identity"]
+    assert run["spec"]["suite"] == "osce" and run["spec"]["osce"]["personas"] == PERSONAS.split(",")
+    assert run["identity"]["osce"]["max_rounds"] == 10 and "workers" not in run["identity"]
     rows = read_results(out / "results.jsonl")
     assert sorted(row_key(r) for r in rows) == sorted((p, 0, "base") for p in PERSONAS.split(","))
     for r in rows:

@@ -12,8 +12,9 @@ from agents.results import read_results
 from agents.suites.osce_scripted import DOCTOR_SCRIPT, OsceScriptedLLM
 from medsim.bench import BenchOptions
 from medsim.cli import main
-from medsim.html_report import neutralise, write_html_report
-from medsim.osce import build_osce_spec, run_osce
+from medsim.html_report import neutralise
+from medsim.bench import run_bench as run_osce
+from tests.helpers import osce_spec as build_osce_spec
 from medsim.osce_html import osce_rounds, stop_reason
 from tests.agents.test_osce_guards import LoopingDoctor
 from tests.helpers import medsim_view
@@ -150,11 +151,13 @@ def test_medsim_view_writes_a_missing_osce_report_and_serves_it(tmp_path):
             assert status == 200 and headers["Content-Type"].startswith("text/html") and b"judge after round" in page
 
 
-def test_write_html_report_picks_the_osce_report_for_an_osce_run(tmp_path):
+def test_the_report_page_of_an_osce_run_is_the_osce_suites(tmp_path):
+    from medsim.pages import write_report_page
+
     out = tmp_path / "run"
     run_osce(build_osce_spec("INTJ_M_PNEUMO", max_rounds=2), BenchOptions(out=out, progress=False))
     (out / "report.html").unlink()
-    write_html_report(out)
+    write_report_page(out)
     html = (out / "report.html").read_text(encoding="utf-8")
     assert len(_rows_of(html)) == 1 and "By specialty" not in html
 

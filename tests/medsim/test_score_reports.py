@@ -10,7 +10,8 @@ from pathlib import Path
 from agents.results import read_results
 from medsim.bench import BenchOptions, run_bench
 from medsim.cli import main
-from medsim.osce import build_osce_spec, run_osce
+from medsim.bench import run_bench as run_osce
+from tests.helpers import osce_spec as build_osce_spec
 from medsim.spec import build_spec
 from tests.medsim.test_html_report import NASTY, REPO, _parse
 from tests.medsim.test_osce_html import _rows_of

@@ -71,7 +71,8 @@ def test_an_osce_report_opens_and_an_encounter_link_shows_its_rounds(browser, tm
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from medsim.osce import build_osce_spec, run_osce
+    from medsim.bench import run_bench as run_osce
+    from tests.helpers import osce_spec as build_osce_spec
 
     out = tmp_path / "osce"
     run_osce(build_osce_spec("INTJ_M_PNEUMO,ESFP_F_LUNG", max_rounds=3), BenchOptions(out=out, progress=False))
