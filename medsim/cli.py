@@ -108,10 +108,11 @@ def _as_role(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="medsim", description="Simulate and evaluate AI doctors.")
+    # no abbreviations: `bench --case X` is not `--cases X` (a mistyped flag is an error, not another flag)
+    p = argparse.ArgumentParser(prog="medsim", description="Simulate and evaluate AI doctors.", allow_abbrev=False)
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     _add_log_args(p, top=True)
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     playable = tuple(r.flag_name for r in playable_roles())
 
     b = sub.add_parser("bench", help="run a headless benchmark of any suite (cases x seeds x conditions)")
@@ -206,6 +207,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _near_flags(parser: argparse.ArgumentParser, command: str, extra: Sequence[str]) -> str:
+    """`` (did you mean --cases?)`` for a mistyped flag of ``command``."""
+    import difflib
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    known = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+    near = [m[0] for e in extra if e.startswith("--")
+            for m in [difflib.get_close_matches(e.split("=")[0], known, n=1)] if m]
+    return f" (did you mean {', '.join(near)}?)" if near else ""
+
+
+class _Parser(argparse.ArgumentParser):
+    """A subcommand's parser: no abbreviated flags either."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def _add_log_args(p: argparse.ArgumentParser, *, top: bool) -> None:
     """-v / -q, before or after the subcommand (a subcommand's copy sets nothing unless given,
     so ``medsim -q bench`` and ``medsim bench -q`` both work)."""
@@ -234,7 +254,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                            progress=not args.no_progress, command=args.argv))
     for e in outcome.invalid_records:
         logger.warning("skipped invalid record: %s", e)
-    print(printable(f"{outcome.headline} -> {outcome.out}"))
+    first, *rest = outcome.headline.split("\n")
+    print(printable("\n".join([f"{first} -> {outcome.out}", *rest])))
     if (loud := outcome.nothing_scored_message()) is not None:
         logger.error("%s", loud.removeprefix("error: "))
     return outcome.exit_code
@@ -378,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command == "memory" and not any(e.startswith("-") for e in extra):
         args.text, extra = [*args.text, *extra], []
     if extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{_near_flags(parser, args.command, extra)}")
     args.argv = ["medsim", *(sys.argv[1:] if argv is None else argv)]  # the command line, for provenance
     from medsim.logs import NORMAL, QUIET, VERBOSE, setup_logging
 

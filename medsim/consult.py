@@ -4,6 +4,7 @@ bench``) with a live printer among its sinks, so a case gets the same verdict ei
 A person can play a role from standard input (``--as doctor|patient|technician``)."""
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -80,10 +81,26 @@ class LivePrinter:
             return f"memory: {e.reason}" + (f" (record {e.record_id})" if e.record_id else "")
         if isinstance(e, JudgeDecision):
             verdict = "CORRECT" if e.correct else "WRONG"
-            return f"\nDiagnosis: {e.diagnosis!s}\nCorrect:   {e.truth}\nJudge ({e.method}): {verdict} - {e.rationale}"
+            return (f"\nDiagnosis: {e.diagnosis!s}\nCorrect:   {e.truth}\nJudge ({e.method}): {verdict} - "
+                    f"{_readable(e.rationale)}")
         if isinstance(e, Scored) and e.scorer != "diagnosis":
             return f"     (scored by {e.scorer}: {e.value})"
         return self.suite.live_line(e)
+
+
+def _readable(rationale: Any) -> str:
+    """A judge's rationale as words: its JSON reply (``{"relation": ..., "why": ...}``) as
+    ``relation: why``, anything else as it is."""
+    text = str(rationale or "")
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    if isinstance(obj, dict) and obj:
+        rel, why = obj.get("relation"), obj.get("why") or obj.get("reason")
+        if rel or why:
+            return ": ".join(str(x).replace("_", " ") for x in (rel, why) if x)
+    return text
 
 
 def _intro(spec: RunSpec, suite: Suite, unit: Any) -> str:
@@ -148,10 +165,11 @@ def run_consult(spec: RunSpec, *, unit_id: str | None, log: Path | None, command
         pool.close()
         if memory is not None:
             memory.close()
+    evaluated = row["prompt_tokens_evaluated"]
+    evaluated = "not reported by the backend" if evaluated is None else evaluated
     print(printable(f"\nStatus: {row['status']}; turns {row['turns']}; tests {row.get('n_tests', 0)}; {row['llm_calls']} "
-                    f"model calls; prompt tokens sent {row['prompt_tokens']}, evaluated "
-                    f"{row['prompt_tokens_evaluated']}, completion {row['completion_tokens']}; wall time "
-                    f"{time.perf_counter() - t0:.1f} s"))
+                    f"model calls; prompt tokens sent {row['prompt_tokens']}, evaluated {evaluated}, completion "
+                    f"{row['completion_tokens']}; wall time {time.perf_counter() - t0:.1f} s"))
     if row["error"]:
         logger.error("%s", row["error"])
         return 1

@@ -435,8 +435,10 @@ def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
         elif t == "route" and e.get("note"):
             items.append({"kind": "note", "turn": turn, "label": f"parsed ({e.get('rule')})", "text": e.get("note")})
         elif t == "memory_retrieved":
-            hits = ", ".join(f"{h.get('buffer')}:{h.get('id')} ({h.get('score', h.get('similarity', ''))})"
-                             for h in e.get("hits") or [])
+            hits = "\n".join(f"{h.get('buffer')}:{h.get('id')} (similarity {h.get('score', h.get('similarity', ''))}): "
+                              f"{' '.join(str(h.get('text') or h.get('insight') or '').split())[:300]}"
+                              + (f" [diagnosis: {h.get('diagnosis')}]" if h.get("diagnosis") else "")
+                              for h in e.get("hits") or [])
             items.append({"kind": "note", "turn": turn, "label": "memory retrieved", "text": hits or "no hits"})
         elif t == "memory_learned":
             items.append({"kind": "note", "turn": None, "label": f"memory: {e.get('action')}", "text": e.get("reason")})

@@ -4,6 +4,7 @@ log header and feeds it the recorded model outputs: a prompt that differs from t
 recorded one is an error, so a replay that finishes reproduced every utterance."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -30,6 +31,9 @@ from medsim.memory import open_memory
 from medsim.spec import BASE_CONDITION, RunSpec, SpecError
 
 __all__ = ["ReplayError", "build_shift", "build_replay", "find_case_logs", "run_play", "run_replay"]
+
+
+logger = logging.getLogger(__name__)
 
 
 class ReplayError(RuntimeError):
@@ -85,7 +89,12 @@ def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map
                               f"({', '.join(leaked[:5])}): their answers would leak")
     plan = plan_for(spec, cond, seed, backends, memory=memory, learn=mode == "learn")
     hmap = load_map(_map_path(spec, map_path))
-    wc = WorldConfig(doctors=spec.world.doctors, patients=spec.world.patients, consultation=consultation_config(plan.spec.protocol),
+    patients = spec.world.patients
+    if patients > len(cases):  # a case seen twice would count twice in the shift's accuracy
+        logger.warning("%d patients asked for but %s has %d case(s): the shift has %d patients, each case once",
+                       patients, spec.cases, len(cases), len(cases))
+        patients = len(cases)
+    wc = WorldConfig(doctors=spec.world.doctors, patients=patients, consultation=consultation_config(plan.spec.protocol),
                      arrival_interval_s=spec.world.arrival_interval_s, seed=seed, condition=cond)
     world = World(hmap, cases, plan.cast, plan.scorers, wc, runner=runner, log=log, player=player,
                   learner=plan.learner, engine=plan.engine, row=_row_of(plan))

@@ -24,7 +24,7 @@ import agents.suites.builtin  # noqa: F401 - registers the suites medsim ships
 from agents.llm.registry import backend_kind
 from agents.llm.spec import (BackendSpecError, check_backend_spec, decodes_batched, describe_spec, is_in_process,
                              redact_backend_spec)
-from agents.roles import Role, get_role, role_defaults, role_names
+from agents.roles import READER, Role, get_role, role_defaults, role_names
 from agents.settings import SpecError, check_keys, get_bool, get_float, get_int, get_str, near_name
 from agents.suites.contract import Suite
 from agents.suites.registry import all_suites, get_suite
@@ -85,6 +85,10 @@ class RoleSpec:
             playable = [r.name for r in _registered() if r.playable]
             raise SpecError(f"{path}backend: a person can play {', '.join(playable)}, not the {role}",
                             key=path + "backend")
+        if dflt.kind == READER and backend not in ("none", "human") and not backend_kind(backend).sees_images(backend):
+            raise SpecError(f"{path}backend: {redact_backend_spec(backend)} cannot see images (a model with no image "
+                            "projector is never shown one), so it cannot read them: use gguf:MODEL,PROJECTOR, an "
+                            "openai: server with a vision model, or none", key=path + "backend")
         if backend == "none" and not people:
             raise SpecError(f"{path}backend: the {suite} suite needs a model for the {role}, not 'none'",
                           key=path + "backend")
@@ -203,6 +207,10 @@ class DiagnosisSpec:
     def parse(cls, d: Mapping[str, Any], path: str = "diagnosis.") -> "DiagnosisSpec":
         _check_keys(d, set(cls.KEYS), path)
         n = _int(d, "ensemble", path, lo=0, default=0)
+        if n >= 2 and d.get("panel") == "roles":
+            raise SpecError(f"{path}ensemble: the role-split panel (panel = \"roles\") and a voting panel of {n} are "
+                            "two strategies, and the role-split panel would run alone; give one (--ladder runs each "
+                            "as its own condition)", key=path + "ensemble")
         if n == 1:
             raise SpecError(f"{path}ensemble: a panel has at least 2 members (0: one doctor), got 1", key=path + "ensemble")
         return cls(cot=_bool(d, "cot", path, default=False), ensemble=n,

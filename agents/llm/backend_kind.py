@@ -108,6 +108,11 @@ class BackendKind:
         ``llm``: the run's backend of this spec, if built (an agent keeps its card).
         Default: nothing to ask."""
 
+    def sees_images(self, spec: str) -> bool:
+        """Whether a model of this spec is shown the images sent with a message (a vision
+        model); a reader of images must be one."""
+        return False
+
     def decodes_batched(self, spec: str) -> bool:
         """Whether concurrent calls to this backend can decode together in one llama.cpp
         context (:mod:`agents.llm.batched`). Default: no."""

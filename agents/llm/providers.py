@@ -48,6 +48,9 @@ class ScriptedKind(BackendKind):
     constrains_json = True  # it answers the doctor's schemas with JSON
     seeded = True
 
+    def sees_images(self, spec: str) -> bool:
+        return True  # the oracle reads the study's report for the image it is shown
+
     def build(self, spec: str, *, model: str | None, cases: Mapping[str, Case], seed: int, pool: LlamaPool) -> LLM:
         return ScriptedLLM(cases, seed=seed)
 
@@ -175,6 +178,9 @@ class GgufKind(_LlamaCppKind):
     def decodes_batched(self, spec: str) -> bool:
         return self._files(spec)[1] is None
 
+    def sees_images(self, spec: str) -> bool:
+        return self._files(spec)[1] is not None  # a model with its image projector
+
 
 # ---------------------------------------------------------------------------- servers and agents
 
@@ -193,6 +199,9 @@ def _shown(spec: str) -> str:
 
 class OpenAIKind(BackendKind):
     name = "openai"
+
+    def sees_images(self, spec: str) -> bool:
+        return True  # images go as content parts; the server's model must be a vision model
     takes_argument = True
     usage = "openai:URL"
     help = ("any OpenAI-compatible server (vLLM, llama.cpp server, Ollama, hosted APIs) at its base URL, with a "

@@ -59,6 +59,7 @@ class RoleFailure(RuntimeError):
     """A role kept producing unusable replies after its retries: the consultation failed
     (this is not a wrong diagnosis)."""
 
-    def __init__(self, role: str, problem: str, attempts: int):
-        super().__init__(f"{role} reply still {problem} after {attempts} attempts")
+    def __init__(self, role: str, problem: str, attempts: int, message: str | None = None):
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        super().__init__(message or f"{role} reply still {problem} after {tries}")
         self.role, self.problem, self.attempts = role, problem, attempts

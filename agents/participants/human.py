@@ -68,12 +68,15 @@ class HumanParticipant:
             if self.role == "doctor":
                 action = self.io.doctor_action(obs)
                 if obs.final and action.kind != "diagnose":
-                    raise RoleFailure("doctor", "no diagnosis on the last turn", 1)
+                    raise RoleFailure("doctor", "no diagnosis on the last turn", 1,
+                                      "the person playing the doctor gave no diagnosis on the last turn")
                 if not action.text:
-                    raise RoleFailure("doctor", f"empty {action.kind}", 1)
+                    raise RoleFailure("doctor", f"empty {action.kind}", 1,
+                                      f"the person playing the doctor gave an empty {action.kind}")
                 text = say(action)
                 return Turn(text=text, action=action, spoken=text, source="human")
             text = clean_typed(self.io.reply(self.role, obs)) or "(says nothing)"
             return Turn(text=text, source="human")
         except InputEnded:
-            raise RoleFailure(self.role, "input ended", 1) from None
+            raise RoleFailure(self.role, "input ended", 1,
+                              f"the person playing the {self.role} stopped answering (the input ended)") from None

@@ -161,8 +161,15 @@ class ConsultationSuite(Suite):
 
     def describe(self, spec: Any) -> list[str]:
         p = spec.protocol
-        return [f"- seeds: {', '.join(map(str, spec.seeds))}; protocol {p.name} (doctor {p.doctor_mode}, "
-                f"min gathering {p.min_gathering}, guards {'on' if p.guards else 'off'}), max turns {p.max_turns}"]
+        out = [f"- seeds: {', '.join(map(str, spec.seeds))}; protocol {p.name} (doctor {p.doctor_mode}, "
+               f"min gathering {p.min_gathering}, guards {'on' if p.guards else 'off'}), max turns {p.max_turns}"]
+        modes = {spec.for_condition(c).memory.mode for c in spec.condition_names()}
+        if modes != {"off"}:
+            m = spec.memory
+            learn = f"; learned first from {md_cell(m.learn_cases)}" if m.learn_cases else ""
+            out.append(f"- memory: {', '.join(sorted(modes))} ({md_cell(m.dir)}, {m.k} nearest per buffer, embedder "
+                       f"{m.embedder}{learn}); each case's retrievals are in its transcript")
+        return out
 
     def report_sections(self, spec: Any, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                         out: Any = None) -> list[str]:
