@@ -11,7 +11,7 @@ with no edit here.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -19,7 +19,7 @@ from agents.biases import BiasError, bias_conditions, parse_bias_list
 from agents.roles import flag_name, get_role, role_names
 from agents.settings import SpecError
 from agents.suites.contract import Suite
-from agents.suites.registry import all_suites
+from agents.suites.registry import all_suites, get_suite, suite_names
 from medsim.ladder import ladder_conditions
 from medsim.spec import RUN_KEYS, SECTIONS, seeds_arg
 
@@ -49,7 +49,6 @@ class Flag:
     metavar: str | None = None
     commands: frozenset[str] = SPEC_COMMANDS
     to_spec: Callable[[Any, argparse.Namespace], dict[str, Any]] | None = None
-    suite_keys: Mapping[str, str] = field(default_factory=dict)  # the key in a suite that keeps it elsewhere
     hidden: tuple[str, ...] = ()  # other spellings, accepted and not listed
 
     @property
@@ -61,7 +60,12 @@ class Flag:
         return self.type is None
 
     def key_in(self, suite: str | None) -> str | None:
-        return self.suite_keys.get(suite or "", self.key)
+        """The key this flag sets in a run of ``suite``: a suite may keep a shared key in its
+        own section (:attr:`agents.suites.contract.Suite.keeps`: OSCE's guards)."""
+        if self.key is None or not suite or suite not in suite_names():
+            return self.key
+        s = get_suite(suite)
+        return f"{s.section}.{s.keeps[self.key]}" if self.key in s.keeps and s.section else self.key
 
 
 # -- flags whose value is not one key's ----------------------------------------------------
@@ -172,7 +176,7 @@ FLAGS: tuple[Flag, ...] = (
          "AgentClinic's rule; default 3)", "protocol", int),
     Flag(("--no-guards",), "protocol.guards", "turn off the refusal / role-break / loop detectors (OSCE: take every "
          "reply as it is; default: guarded, a role that keeps failing ends the consultation as failed)", "protocol",
-         None, False, suite_keys={"osce": "osce.guards"}),
+         None, False),
     Flag(("--max-turns",), "protocol.max_turns", "turn limit (default 20)", "protocol", int),
     Flag(("--no-technician",), "protocol.measurement", "no technician: every order is refused (the ladder's baseline)",
          "protocol", None, False, hidden=("--no-measurement",)),
@@ -333,7 +337,7 @@ def _flag_of_key() -> dict[str, str]:
            "conditions": "--ladder/--doctor-bias/--patient-bias", "protocol.name": "--protocol",
            "suite": "--protocol/--suite"}
     for f in (*FLAGS, *_role_flags(), *_suite_flags()):
-        for k in (f.key, *f.suite_keys.values()):
+        for k in (f.key, *(f"{s.section}.{s.keeps[f.key]}" for s in all_suites() if f.key in s.keeps and s.section)):
             if k is not None:
                 out.setdefault(k, f.names[0])
     return out

@@ -129,6 +129,9 @@ class Suite:
     reads: ClassVar[frozenset[str]] = frozenset()
     section: ClassVar[str | None] = None  # its own table in the run spec (None: no options)
     options: ClassVar[tuple[Option, ...]] = ()  # flags that set keys of that table
+    # shared spec keys it keeps in its own section instead ({"protocol.guards": "guards"}: a
+    # shared flag, --no-guards, then sets that key)
+    keeps: ClassVar[Mapping[str, str]] = {}
     people: ClassVar[bool] = False  # a person can play a role (consult --as)
     live: ClassVar[bool] = False  # the hospital world can run its cells (the engine is a Consultation)
     # a run whose every cell failed or errored exits 1 (OSCE: a failed encounter is a finding)

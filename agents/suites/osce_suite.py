@@ -60,6 +60,7 @@ class OsceSuite(Suite):
     verdict = "total"
     nothing_scored_fails = False
     section = "osce"
+    keeps = {"protocol.guards": "guards"}
     options = (
         Option("--personas", "personas", "persona ids, comma-separated: INTJ_M_PNEUMO, ESFP_F_LUNG, INTJ_PNEUMO "
                "(gender drawn from the seed), all (16 x 2 x cases), all_no_gender, random, random_no_gender "
