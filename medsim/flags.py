@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from agents.llm.registry import kinds_help
 from agents.biases import BiasError, bias_conditions, parse_bias_list
 from agents.roles import flag_name, get_role, role_names
 from agents.settings import SpecError
@@ -126,24 +127,24 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--limit",), "limit", "the first N cases only (default: all)", "cases", int),
     Flag(("--skip-invalid",), "skip_invalid", "run the valid records of a case set that has invalid ones", "cases",
          None, True),
-    Flag(("--seed",), "seed", "the run's seed (default 0)", "cases", int),
-    Flag(("--seeds",), "seeds", "several seeds, e.g. 0,1,2: each case runs once per seed (default: --seed)", "cases",
+    Flag(("--seed",), "seed", "the run's seed (default 0)", "run", int),
+    Flag(("--seeds",), "seeds", "several seeds, e.g. 0,1,2: each case runs once per seed (default: --seed)", "run",
          seeds_arg, commands=GRID),
-    Flag(("--workers",), "workers", "cases run at once (default 1)", "cases", int, commands=GRID),
+    Flag(("--workers",), "workers", "cases run at once (default 1)", "run", int, commands=GRID),
     Flag(("--batched",), "batched", "with --workers N and an in-process model: the cases' model calls decode together "
          "in one llama.cpp context (default: on with --workers > 1 and an in-process model, off otherwise; given where "
-         "it can do nothing, an error)", "cases", None, True, commands=GRID),
+         "it can do nothing, an error)", "run", None, True, commands=GRID),
     Flag(("--no-batched",), "batched", "one model call at a time (replies then equal a --workers 1 run's more often; "
-         "batched replies may differ a little, a row's logits depending slightly on the batch)", "cases", None, False,
+         "batched replies may differ a little, a row's logits depending slightly on the batch)", "run", None, False,
          commands=GRID),
     Flag(("--executor",), "executor", "where cases run: local threads, or ray: --workers actors on a Ray cluster, each "
-         "building its own models (pip install 'medsim[ray]'; default: local)", "cases", choices=("local", "ray"),
+         "building its own models (pip install 'medsim[ray]'; default: local)", "run", choices=("local", "ray"),
          commands=GRID),
     Flag(("--ray-address",), "ray_address", "with --executor ray: the cluster to join (auto: the one running here; "
-         "default: start a local Ray instance for the run)", "cases", metavar="ADDRESS", commands=GRID),
+         "default: start a local Ray instance for the run)", "run", metavar="ADDRESS", commands=GRID),
     # models
-    Flag(("--llm",), "llm", "backend of every role that does not name its own: scripted | local | smollm2 | gguf:PATH "
-         "| openai:BASE_URL | a2a:URL (an A2A agent) (default: {default_llm})", "models"),
+    Flag(("--llm",), "llm", "backend of every role that does not name its own: {kinds} (default: {default_llm})",
+         "models", metavar="SPEC"),
     Flag(("--model",), "model", "model name of every openai: role that does not name its own (required for openai: "
          "backends; default: none)", "models"),
     Flag(("--vision",), "roles.vision.backend", "a vision model that reads returned images: gguf:MODEL,PROJECTOR | "
@@ -258,7 +259,8 @@ def add_spec_flags(p: argparse.ArgumentParser, command: str, default_llm: str, *
         title = f"the {f.group[6:]} suite" if f.group.startswith("suite:") else f.group
         g = groups.setdefault(f.group, p.add_argument_group(title))
         kw: dict[str, Any] = {"default": None,
-                              "help": f.help.replace("{default_llm}", default_llm).replace("{suites}", _suite_names())}
+                              "help": f.help.replace("{default_llm}", default_llm).replace("{suites}", _suite_names())
+                              .replace("{kinds}", kinds_help())}
         if f.switch:
             kw.update(action="store_const", const=f.value, dest=_switch_dest(f))
         else:
