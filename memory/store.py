@@ -39,7 +39,7 @@ up the same way.
 Records are deleted one by one with :meth:`MemoryStore.delete` (``medsim memory delete``;
 SQLite first, in one transaction, then the index, saved at once) and adds are undone with
 :meth:`MemoryStore.rollback` (a run taking back what a cell it never finished learned:
-``medsim.learnlog``). Another connection that had the store open notices the removal and
+``medsim.memory``). Another connection that had the store open notices the removal and
 rebuilds its index from SQLite.
 
 One lock serialises the store's operations (bench workers share one store); query texts
