@@ -21,7 +21,7 @@ from agents.costs import case_cost
 from agents.scorers import Transcript
 from agents.stats import wilson_interval
 
-__all__ = ["row_key", "case_row", "call_totals", "summarise", "read_results", "results_line", "write_results", "write_results_csv",
+__all__ = ["row_key", "unique_rows", "case_row", "call_totals", "summarise", "read_results", "results_line", "write_results", "write_results_csv",
            "CSV_COLUMNS", "ResultsError"]
 
 
@@ -31,6 +31,22 @@ class ResultsError(RuntimeError):
 
 def row_key(row: Mapping[str, Any]) -> tuple[str, int, str]:
     return (row["case_id"], int(row.get("seed", 0)), row.get("condition", "base"))
+
+
+def unique_rows(rows: Iterable[Mapping[str, Any]]) -> tuple[list[Any], int]:
+    """One row per cell (:func:`row_key`): the last of each (a cell run again, by a
+    second writer or a resume, is the later row, and its event log the one on disk),
+    where the cell's first row was; and how many copies were dropped."""
+    last: dict[tuple[str, int, str], Any] = {}
+    order: list[tuple[str, int, str]] = []
+    n = 0
+    for r in rows:
+        k = row_key(r)
+        if k not in last:
+            order.append(k)
+        n += 1
+        last[k] = r
+    return [last[k] for k in order], n - len(order)
 
 
 def case_row(case: Case, events: Sequence[Mapping[str, Any]], *, seed: int, condition: str, events_file: str,

@@ -181,6 +181,9 @@ class RunPlan:
     learn: bool = False  # finished cases teach the memory (agents.learning.Learner)
     # what each log header records beyond the spec (agents.provenance.run_provenance); set by the caller
     provenance: dict = field(default_factory=dict)
+    # what each record its cells learn carries under meta["learned_by"] beside the cell (the
+    # run's id and results file: medsim.memory.learned_by); empty: untagged. Set by the caller
+    learned_by: dict = field(default_factory=dict)
     suite: Suite = field(init=False)
     scorers: list[Scorer] = field(init=False)
     models: dict[str, str] = field(init=False)

@@ -5,10 +5,26 @@ Writes under OUT: ``events/<slug>-<hash>.jsonl`` per (unit, seed, condition) (he
 the whole run spec and the run's provenance, then every event), ``results.jsonl`` (one row
 per finished cell, flushed as it finishes), ``results.csv`` (the same rows, written when
 the run finishes), ``summary.json``, ``report.md`` and ``run.json`` (the spec, checked on
-``--resume``, and the provenance of each invocation). Nothing is written before the spec,
-the units, the models and the servers have been checked. ``report.html`` and
-``transcripts/`` (:mod:`medsim.pages`) are written last, from those files. The run holds
-``OUT/.lock`` throughout (medsim.runlock): a second run on OUT is refused and writes nothing.
+``--resume``, and the provenance of each invocation). Nothing is written before every
+check has passed: the spec, the units, the models, the servers, ``--resume``'s match with
+the run there, the memory's leak check (:func:`check_out`, then :func:`write_run_file`);
+a refused run leaves OUT as it found it. ``report.html`` and ``transcripts/``
+(:mod:`medsim.pages`) are written last, from those files. The run holds OUT's lock
+throughout (medsim.runlock): a second run on OUT is refused and writes nothing.
+
+Resuming. A cell with a row in ``results.jsonl`` is never run again. A cell with more
+than one row (two writers at once, a copied line) counts once: ``--resume`` keeps the
+last row of each cell (its event log is the one on disk), says how many copies it
+dropped and rewrites the file without them, so the summary, ``medsim compare`` and the
+rows agree. A cell's learning (``--memory learn``, or a learning split) is committed to
+the memory before its row is written; records carry the run and cell that learned them
+(:mod:`medsim.memory`), and ``--resume`` rolls back those of cells that have no row, so a
+run killed between the two finishes as an uninterrupted one would.
+
+Ctrl-C (:mod:`medsim.interrupt`): the queued cells are cancelled at once, the running
+ones finish and their rows are written (a second Ctrl-C stops without them), and the
+run says how to finish it with ``--resume`` (:class:`RunInterrupted`, exit 130). A write
+that fails (a full disk) names its file and says what to do (:mod:`medsim.outfiles`).
 
 What differs between suites (their units, engine, scorers, rows, summary and report
 sections) is the suite's (:class:`agents.suites.contract.Suite`); this loop knows none of
@@ -19,10 +35,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
+import shlex
 import threading
 import time
+import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -35,20 +54,24 @@ from agents.llm.spec import describe_spec, is_in_process
 from agents.llm.url_secrets import redact_tree
 from agents.names import event_file_name
 from agents.provenance import file_sha256, git_revision, package_versions, run_provenance, utc_now
-from agents.results import read_results, results_line, row_key, write_results, write_results_csv
+from agents.results import read_results, results_line, row_key, unique_rows, write_results, write_results_csv
 from agents.scorers import Transcript, score_case
 from agents.recall import case_key
 from agents.suites.contract import Unit
 from medsim.assemble import Backends, RunPlan, plan_for, pool_for, preflight
 from medsim.errors import BenchError
 from medsim.executors import open_executor
-from medsim.memory import open_memory
+from medsim.interrupt import Interrupts
+from medsim.memory import TaggedMemory, learned_by, open_memory, unfinished_learning
+from medsim.outfiles import naming, replace_file, write_error
 from medsim.report import write_report
 from medsim.runlock import RunLock, RunLockError
 from medsim.spec import BASE_CONDITION, RunSpec, upgrade
+from medsim.trial_hold import hold_before_row
 
-__all__ = ["BenchError", "BenchOptions", "BenchOutcome", "run_bench", "run_cell", "prepare_out", "drive",
-           "run_cells", "write_outputs", "results_line"]
+__all__ = ["BenchError", "BenchOptions", "BenchOutcome", "OutState", "RunInterrupted", "run_bench", "run_cell",
+           "prepare_out", "check_out", "write_run_file", "read_unique", "resume_command", "drive", "run_cells",
+           "write_outputs", "results_line", "LEARNING_RESULTS", "RESULTS"]
 
 
 logger = logging.getLogger(__name__)
@@ -135,9 +158,13 @@ def run_cell(plan: RunPlan, unit: Unit, path: Path | None, *, events_file: str, 
         except Exception as e:  # noqa: BLE001 - recorded as the cell's error
             log.emit(Scored(scorer=plan.scorers[0].name if plan.scorers else suite.name, value=None,
                             details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
-        if plan.learner is not None:
+        learner = plan.learner
+        if learner is not None and plan.learned_by:  # each record says which run and cell learned it
+            tag = learned_by(plan.learned_by["run"], plan.learned_by["results"], (unit.id, plan.seed, plan.condition))
+            learner = replace(learner, memory=TaggedMemory(learner.memory, tag))
+        if learner is not None:
             try:
-                plan.learner.learn(unit.item, events, sink)
+                learner.learn(unit.item, events, sink)
             except Exception as e:  # noqa: BLE001 - learning that breaks must not lose the case
                 log.emit(MemoryLearned(action="nothing", buffer=None, record_id=None,
                                        reason=f"internal error in learning: {type(e).__name__}: {e}"))
@@ -236,20 +263,48 @@ def _same_case_files(mine: dict[str, Any], theirs: dict[str, Any], prev: Mapping
     return theirs, diffs
 
 
-def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Check the output directory, create it and write run.json (with ``provenance``,
-    :func:`agents.provenance.run_provenance`; on resume the earlier invocations' command,
-    start time and git revision are kept under ``earlier``); return the rows to keep (on
-    resume). Raises :class:`BenchError` with a plain message."""
+RESULTS = "results.jsonl"  # a run's rows, relative to OUT
+LEARNING_RESULTS = "learning/results.jsonl"  # its learning split's rows
+
+
+@dataclass
+class OutState:
+    """What :func:`check_out` found in OUT: the rows to keep (on resume; without the
+    errored ones with ``--retry-errors``), the run.json there (empty for a new run) and
+    the run's id (``run.json``'s ``run_id``, kept from invocation to invocation: the
+    memory's records name it)."""
+
+    keep: list[dict[str, Any]]
+    prev: dict[str, Any]
+    run_id: str
+
+
+def read_unique(path: Path) -> list[dict[str, Any]]:
+    """A results file's rows, one per cell (:func:`agents.results.unique_rows`, saying
+    so when a cell had more than one). Raises :class:`BenchError` naming a file that
+    cannot be read."""
+    try:
+        rows = read_results(path)
+    except Exception as e:  # noqa: BLE001 - ResultsError or an unreadable file: say which
+        raise BenchError(f"{path}: cannot be read ({e})") from None
+    rows, dropped = unique_rows(rows)
+    if dropped:
+        logger.warning("%s: %d duplicated row(s) dropped: a cell's row was written more than once (two runs at once, "
+                       "or a copied line); each of the %d cell(s) counts once, with its last row, and the file is "
+                       "rewritten without the copies", path, dropped, len(rows))
+    return rows
+
+
+def check_out(spec: RunSpec, opts: BenchOptions) -> OutState:
+    """Check the output directory, reading only: a new run where none is (or
+    ``--resume``), ``--resume`` with the settings of the run there. Raises
+    :class:`BenchError` with a plain message; writes nothing."""
     out = opts.out
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out}: exists and is not a directory")
-    run_file, results_file = out / "run.json", out / "results.jsonl"
+    run_file, results_file = out / "run.json", out / RESULTS
     prev: dict[str, Any] = {}
-    try:
-        existing = read_results(results_file)
-    except Exception as e:  # noqa: BLE001 - ResultsError or an unreadable file: say which
-        raise BenchError(f"{results_file}: cannot be read ({e})") from None
+    existing = read_unique(results_file)
     if opts.resume:
         if run_file.is_file():
             try:
@@ -270,37 +325,58 @@ def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any]
                                  + "\n  ".join(diffs[:12]) + ("\n  ..." if len(diffs) > 12 else ""))
     elif existing or run_file.is_file():
         raise BenchError(f"{out} already holds a run; pass --resume to finish it or choose another --out")
+    run_id = prev.get("run_id") if isinstance(prev.get("run_id"), str) and prev.get("run_id") else uuid.uuid4().hex
+    if opts.retry_errors:
+        existing = [r for r in existing if not r.get("error")]
+    return OutState(existing, prev, run_id)
+
+
+def write_run_file(spec: RunSpec, opts: BenchOptions, state: OutState,
+                   provenance: Mapping[str, Any] | None = None) -> None:
+    """Create OUT/events and write OUT/run.json (with ``provenance``,
+    :func:`agents.provenance.run_provenance`, and the run's id; on resume the earlier
+    invocations' command, start time and git revision are kept under ``earlier``). A
+    failed write raises :class:`BenchError` naming the file and what to do; no
+    ``run.json.tmp`` is left."""
+    out, prev = opts.out, state.prev
+    run_file = out / "run.json"
     prov = dict(provenance or {})
     command = prov.pop("command", None) or list(opts.command)
-    doc = {"identity": spec.identity(), "spec": spec.to_dict(), "command": command, "git_revision": git_revision(),
-           **_case_file_paths(spec), **prov, "packages": package_versions()}
+    doc = {"identity": spec.identity(), "spec": spec.to_dict(), "run_id": state.run_id, "command": command,
+           "git_revision": git_revision(), **_case_file_paths(spec), **prov, "packages": package_versions()}
     if prev:
         doc["earlier"] = [*prev.get("earlier", []), {k: prev.get(k) for k in ("command", "started", "git_revision")}]
     doc = redact_tree(doc)  # no URL's key in run.json, whatever field holds it (agents.llm.url_secrets)
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     try:
-        (out / "events").mkdir(parents=True, exist_ok=True)
-        tmp = run_file.with_suffix(".json.tmp")
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:  # a file name that is not UTF-8 (argv holds it as surrogates): escaped
-            data = (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
-        tmp.write_bytes(data)
-        os.replace(tmp, run_file)
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8 (argv holds it as surrogates): escaped
+        data = (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    try:
+        replace_file(run_file, data)  # first: where it cannot be written, nothing is
+        with naming(out / "events"):
+            (out / "events").mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise BenchError(f"--out {out}: cannot write the run there ({e.strerror or e})") from None
-    if opts.retry_errors:
-        existing = [r for r in existing if not r.get("error")]
-    return existing
+        raise BenchError(f"{e.filename}: {e.strerror}; then run the same command again") from None
+
+
+def prepare_out(spec: RunSpec, opts: BenchOptions, provenance: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """:func:`check_out`, then :func:`write_run_file`; the rows to keep."""
+    state = check_out(spec, opts)
+    write_run_file(spec, opts, state, provenance)
+    return state.keep
 
 
 class _Results:
-    """Appends rows to results.jsonl, one flushed line per finished cell. A flushed
-    line survives the process being killed; ``fsync`` also survives a power cut. The
-    rows kept on resume are rewritten only when the file holds anything else (a torn
-    last line, errored rows to retry, an older format), and then atomically
-    (:func:`agents.results.write_results`: temp file, fsync, rename): a kill or crash
-    during the rewrite leaves the old file, every finished row in it."""
+    """Appends rows to results.jsonl, one line per finished cell, written with one
+    ``write`` to a file opened for appending (so a second writer's lines never tear
+    one). A written line survives the process being killed; ``fsync`` also survives a
+    power cut. The rows kept on resume are rewritten only when the file holds anything
+    else (a torn last line, errored rows to retry, a cell's duplicated row, an older
+    format), and then atomically (:func:`agents.results.write_results`: temp file, fsync,
+    rename): a kill or crash during the rewrite leaves the old file, every finished row
+    in it. A failed write names the file and says what to do
+    (:func:`medsim.outfiles.write_error`)."""
 
     def __init__(self, path: Path, keep: list[dict[str, Any]], fsync: bool = False):
         self.path, self.fsync = path, fsync
@@ -310,21 +386,35 @@ class _Results:
             same = path.read_bytes() == "".join(lines).encode("ascii")
         except OSError:
             same = False
-        if not same:
-            write_results(keep, path)
-        self.fh = path.open("a", encoding="ascii", newline="\n")
+        with naming(path, resume=True):
+            if not same:
+                write_results(keep, path)
+            self.fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                                          0o644)
 
     def append(self, row: dict[str, Any]) -> None:
-        with self.lock:
-            self.fh.write(results_line(row))
-            self.fh.flush()
+        data = memoryview(results_line(row).encode("ascii"))
+        with self.lock, naming(self.path, resume=True):
+            assert self.fd is not None, "results file closed"
+            while data:
+                data = data[os.write(self.fd, data):]
             if self.fsync:
-                os.fsync(self.fh.fileno())
+                os.fsync(self.fd)
 
     def close(self) -> None:
-        self.fh.close()
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a batch of cells: ``rows`` of ``total`` have their rows in
+    ``results`` (the queued cells were cancelled; the running ones finished, unless a
+    second Ctrl-C came first)."""
+
+    def __init__(self, rows: int, total: int, results: Path):
+        super().__init__(f"interrupted: {rows} of {total} cells have their rows in {results}")
+        self.rows, self.total, self.results = rows, total, results
 
 
 # -- the run -----------------------------------------------------------------------------
@@ -335,8 +425,14 @@ def run_cells(todo: Sequence[tuple[RunPlan, Unit]], out: Path, keep: list[dict[s
     """Run cells (plan, unit) into ``out``/events, appending rows to ``out``/results.jsonl
     as each finishes; returns every row (kept ones first). ``executor``: ``workers`` ->
     the concurrent.futures.Executor the cells run on (medsim.executors; default: threads);
-    ``progress_summary(rows)`` is what the progress line shows (None: counts only)."""
-    (out / "events").mkdir(parents=True, exist_ok=True)
+    ``progress_summary(rows)`` is what the progress line shows (None: counts only).
+
+    Ctrl-C (:class:`medsim.interrupt.Interrupts`) cancels the queued cells at once and
+    waits for the running ones, whose rows are written (a second Ctrl-C stops waiting),
+    then raises :class:`RunInterrupted`. Any exception (a full disk, a callback's) also
+    cancels the queued cells before it propagates."""
+    with naming(out / "events", resume=True):
+        (out / "events").mkdir(parents=True, exist_ok=True)
     results = _Results(out / "results.jsonl", keep, fsync=fsync)
     bar = None
     if progress and todo:
@@ -344,14 +440,51 @@ def run_cells(todo: Sequence[tuple[RunPlan, Unit]], out: Path, keep: list[dict[s
 
         bar = Progress(total, initial=len(keep), unit=desc)
     rows = list(keep)
+    finished: queue.SimpleQueue[Future] = queue.SimpleQueue()  # futures as they end (cancelled ones too)
+    cells: dict[Future, str] = {}  # not yet settled -> its event log's name
+    wait_for_running, interrupted = True, False
     try:
-        with (executor(workers) if executor else ThreadPoolExecutor(max_workers=workers)) as ex:
-            futs = {}
+        ex = executor(workers) if executor else ThreadPoolExecutor(max_workers=workers)
+    except BaseException:
+        results.close()
+        raise
+    try:
+        with Interrupts() as stop:
             for plan, unit in todo:
+                if stop.requested:
+                    break
                 name = event_file_name(unit.id, plan.seed, plan.condition)
-                futs[ex.submit(run_cell, plan, unit, out / "events" / name, events_file=f"events/{name}")] = unit
-            for fut in as_completed(futs):
-                row = fut.result()
+                fut = ex.submit(run_cell, plan, unit, out / "events" / name, events_file=f"events/{name}")
+                cells[fut] = name
+                fut.add_done_callback(finished.put)
+            told = False
+            while cells:
+                if stop.requested and not told:
+                    told = True
+                    queued = [f for f in cells if f.cancel()]
+                    for f in queued:
+                        del cells[f]
+                    logger.warning("interrupted: %d queued %s(s) cancelled; %s", len(queued), desc,
+                                   f"waiting for the {len(cells)} running to finish, their rows kept (Ctrl-C again "
+                                   "to stop without them)" if cells else "none was running")
+                    continue
+                if stop.now:
+                    logger.warning("stopped without waiting for the %d running %s(s): --resume runs them again",
+                                   len(cells), desc)
+                    wait_for_running = False
+                    break
+                try:
+                    fut = finished.get(timeout=0.25)
+                except queue.Empty:
+                    continue
+                name = cells.pop(fut, None)
+                if name is None or fut.cancelled():
+                    continue
+                try:
+                    row = fut.result()
+                except OSError as e:  # the cell's event log could not be written (a full disk)
+                    raise write_error(e.filename or out / "events" / name, e, resume=True) from None
+                hold_before_row(row)  # benchmarks/kill_trials.py's window; nothing unless it asks
                 results.append(row)
                 rows.append(row)
                 if on_row:
@@ -360,16 +493,35 @@ def run_cells(todo: Sequence[tuple[RunPlan, Unit]], out: Path, keep: list[dict[s
                              row.get("condition", "base"), row["status"])
                 if bar is not None:
                     bar.update(progress_summary(rows) if progress_summary is not None else None)
+            interrupted = stop.requested
+    except BaseException:
+        for f in cells:
+            f.cancel()  # the queued ones never start; the running ones end, their rows not written
+        ex.shutdown(wait=True)
+        raise
     finally:
         results.close()
         if bar is not None:
             bar.close()
+    ex.shutdown(wait=wait_for_running)
+    if interrupted:
+        raise RunInterrupted(len(rows), total, out / "results.jsonl")
     return rows
 
 
-def _leaks(memory: Any, units: Sequence[Unit]) -> list[str]:
-    keys = memory.case_keys()
+def _leaks(memory: Any, units: Sequence[Unit], *, excluding: Sequence[int] = ()) -> list[str]:
+    keys = memory.case_keys(excluding=excluding)
     return [u.id for u in units if case_key(u.item) in keys]
+
+
+def resume_command(opts: BenchOptions) -> str:
+    """The command that finishes this run: its own with ``--resume``."""
+    cmd = [str(c) for c in opts.command]
+    if not cmd:
+        return f"the same settings with --resume (--out {opts.out})"
+    if "--resume" not in cmd:
+        cmd.append("--resume")
+    return shlex.join(cmd)
 
 
 def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] | None = None,
@@ -377,7 +529,9 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
     """Run (or resume) a run of any suite. ``backends``: models by role name that replace
     the spec's (tests inject fakes). With memory, a learning split (``memory.learn_cases``)
     runs first, learning, into ``OUT/learning/``; the scored cases then run with the
-    memory frozen. A scored case found in the memory stops the run before it starts."""
+    memory frozen. A scored case found in the memory stops the run before it starts (and
+    before anything is written). On resume, what cells without a row had learned is rolled
+    back first (:func:`medsim.memory.unfinished_learning`)."""
     started = utc_now()
     suite = spec.suite
     if spec.human_roles():
@@ -427,38 +581,49 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             lock.acquire()  # before anything in OUT is read or written; refused at once if another run holds it
         except RunLockError as e:
             raise BenchError(str(e)) from None
-        keep = prepare_out(spec, opts, _provenance(spec, built, opts, started, cases_file))
+        # -- every check, reading only: a refusal leaves OUT (and the memory) as they were --------------
+        state = check_out(spec, opts)
+        keep = state.keep
         done = {row_key(r) for r in keep}
-        if learn_units:
-            assert memory is not None
-            lkeep = read_results(opts.out / "learning" / "results.jsonl")
-            ldone = {r["case_id"] for r in lkeep}
-            learning = replace(spec, conditions={})  # the run's own memory (mode learn), not a condition's
-            plan = plan_for(learning, BASE_CONDITION, spec.seeds[0], built, memory=memory, learn=True)
-            plan.provenance = stamp(plan, ms.learn_cases)
-            lrows = run_cells([(plan, u) for u in learn_units if u.id not in ldone], opts.out / "learning", lkeep,
-                              workers=1, total=len(learn_units), progress=opts.progress, fsync=opts.fsync,
-                              on_row=None, desc="learning case", progress_summary=suite.progress)
-            (opts.out / "learning" / "summary.json").write_text(
-                json.dumps({**suite.summary(lrows), "memory": memory.state()}, indent=2, ensure_ascii=False) + "\n",
-                encoding="utf-8")
-            write_results_csv([suite.csv_row(r) for r in lrows], opts.out / "learning" / "results.csv")
+        lkeep = read_unique(opts.out / LEARNING_RESULTS) if learn_units else []
+        undo: list[Any] = []
+        if memory is not None and (learn_units or learns_online):  # learned by cells that never got their row
+            undo = unfinished_learning(memory, state.run_id,
+                                       {RESULTS: done, LEARNING_RESULTS: {row_key(r) for r in lkeep}})
         if memory is not None:
             finished = {r["case_id"] for r in keep}  # learned online after they were scored (resume)
-            leaked = [cid for cid in _leaks(memory, loaded.units) if cid not in finished]
+            leaked = [cid for cid in _leaks(memory, loaded.units, excluding=[r.id for r in undo])
+                      if cid not in finished]
             if leaked:
                 raise BenchError(f"{len(leaked)} scored case(s) are in the memory at {ms.dir} "
                                  f"({', '.join(leaked[:5])}{', ...' if len(leaked) > 5 else ''}): their answers would "
                                  "leak; use another memory or other cases")
+        lplan = None
+        if learn_units:
+            learning = replace(spec, conditions={})  # the run's own memory (mode learn), not a condition's
+            lplan = plan_for(learning, BASE_CONDITION, spec.seeds[0], built, memory=memory, learn=True)
+            lplan.provenance = stamp(lplan, ms.learn_cases)
+            lplan.learned_by = {"run": state.run_id, "results": LEARNING_RESULTS}
         plans: dict[tuple[str, int], RunPlan] = {}
         for cond in spec.condition_names():
             for seed in spec.seeds:
                 online = memory_read and spec.for_condition(cond).memory.mode == "learn" and not ms.learn_cases
                 plans[(cond, seed)] = plan_for(spec, cond, seed, built, memory=memory, learn=online)
                 plans[(cond, seed)].provenance = stamp(plans[(cond, seed)], cases_file)
+                plans[(cond, seed)].learned_by = {"run": state.run_id, "results": RESULTS}
         cells_all = [(plans[(cond, seed)], u) for cond in spec.condition_names() for seed in spec.seeds
                      for u in loaded.for_seed(seed)]
         todo = [(p, u) for p, u in cells_all if (u.id, p.seed, p.condition) not in done]
+        prov = _provenance(spec, built, opts, started, cases_file)
+        # -- the checks passed: from here on the run writes ----------------------------------------------
+        write_run_file(spec, opts, state, prov)
+        if undo:
+            assert memory is not None
+            memory.rollback([r.id for r in undo])
+            logger.warning("rolled back %d memory record(s) learned by cell(s) whose rows were never written (the run "
+                           "was stopped between the two): %s; those cells run again", len(undo),
+                           ", ".join(f"{r.buffer}:{r.id} ({r.case_id})" for r in undo[:5])
+                           + (", ..." if len(undo) > 5 else ""))
         if spec.workers > 1 and spec.executor == "local" and spec.batched is False and \
                 all(is_in_process(rs.backend) for rs in spec.all_roles() if rs.backend != "none"):  # (vision off)
             # batched decoding is the default here (RunSpec.decodes_batched); turned off, measured on
@@ -467,12 +632,31 @@ def run_bench(spec: RunSpec, opts: BenchOptions, *, backends: Mapping[str, LLM] 
             logger.warning("--no-batched (batched = false): all roles run in process and their model calls are "
                            "serialised, so --workers > 1 is slower than --workers 1 here (each call re-reads another "
                            "case's context); without --no-batched the cases' calls decode together")
-        # learning online changes the memory case by case: one at a time keeps the run reproducible
-        workers = 1 if learns_online else spec.workers
-        rows = run_cells(todo, opts.out, keep, workers=workers, total=len(cells_all), progress=opts.progress,
-                         fsync=opts.fsync, on_row=on_row, executor=cells, desc=suite.unit_name,
-                         progress_summary=suite.progress)
+        try:
+            if lplan is not None:
+                assert memory is not None
+                ldone = {row_key(r) for r in lkeep}
+                lrows = run_cells([(lplan, u) for u in learn_units if (u.id, lplan.seed, lplan.condition) not in ldone],
+                                  opts.out / "learning", lkeep, workers=1, total=len(learn_units),
+                                  progress=opts.progress, fsync=opts.fsync, on_row=None, desc="learning case",
+                                  progress_summary=suite.progress)
+                learning_dir = opts.out / "learning"
+                replace_file(learning_dir / "summary.json",
+                             (json.dumps({**suite.summary(lrows), "memory": memory.state()}, indent=2,
+                                         ensure_ascii=False) + "\n").encode("utf-8"), resume=True)
+                with naming(learning_dir / "results.csv", resume=True):
+                    write_results_csv([suite.csv_row(r) for r in lrows], learning_dir / "results.csv")
+            # learning online changes the memory case by case: one at a time keeps the run reproducible
+            workers = 1 if learns_online else spec.workers
+            rows = run_cells(todo, opts.out, keep, workers=workers, total=len(cells_all), progress=opts.progress,
+                             fsync=opts.fsync, on_row=on_row, executor=cells, desc=suite.unit_name,
+                             progress_summary=suite.progress)
+        except RunInterrupted as e:
+            logger.error("%s (the others were cancelled before they started); finish the run with: %s",
+                         e, resume_command(opts))
+            raise
         order = {(u.id, p.seed, p.condition): i for i, (p, u) in enumerate(cells_all)}
+        rows, _ = unique_rows(rows)  # (never two rows for a cell: kept rows are unique, and done cells never rerun)
         rows.sort(key=lambda r: order.get(row_key(r), len(order)))
         summary = suite.summary(rows)
         summary["invalid_records_skipped"] = len(loaded.invalid)
@@ -496,9 +680,12 @@ def write_outputs(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Se
     """What a run (or a re-scoring, ``links_to`` its run) leaves beside its rows:
     summary.json, report.md, results.csv and report.html with its transcript pages."""
     suite = spec.suite
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    write_report(out, spec, summary, rows, models, title=title)
-    write_results_csv([suite.csv_row(r) for r in rows], out / "results.csv")
+    replace_file(out / "summary.json", (json.dumps(summary, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
+                 resume=True)
+    with naming(out / "report.md", resume=True):
+        write_report(out, spec, summary, rows, models, title=title)
+    with naming(out / "results.csv", resume=True):
+        write_results_csv([suite.csv_row(r) for r in rows], out / "results.csv")
     from medsim.pages import write_report_page
 
     try:

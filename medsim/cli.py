@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --pairs: which pairs to list (default: the ones the judge gets wrong)")
 
     mem = sub.add_parser("memory", help="look into a case memory: stats, search TEXT, show ID, export, clear")
-    mem.add_argument("action", choices=("stats", "search", "show", "export", "clear"))
+    mem.add_argument("action", choices=("stats", "search", "show", "delete", "export", "clear"))
     mem.add_argument("text", nargs="*", help="search: the text; show: the record id")
     mem.add_argument("--memory-dir", required=True, help="the memory's directory (required, no default)")
     mem.add_argument("-k", type=int, default=3, help="search: results per buffer (default: %(default)s)")

@@ -36,6 +36,12 @@ with the missing records. Writes by other connections (another process) are noti
 through SQLite's ``data_version`` before every search and add, and the index is caught
 up the same way.
 
+Records are deleted one by one with :meth:`MemoryStore.delete` (``medsim memory delete``;
+SQLite first, in one transaction, then the index, saved at once) and adds are undone with
+:meth:`MemoryStore.rollback` (a run taking back what a cell it never finished learned:
+``medsim.memory``). Another connection that had the store open notices the removal and
+rebuilds its index from SQLite.
+
 One lock serialises the store's operations (bench workers share one store); query texts
 are embedded outside it. A search runs FAISS on one OpenMP thread (a team would spin idle
 and take CPU from the model threads, and is no faster for one query); building an index
@@ -110,7 +116,7 @@ _COLUMNS = "id, buffer, case_id, case_key, text, diagnosis, tests, insight, imag
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS records (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after clear(): logged ids stay unambiguous
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused (after clear() or delete()), but by rollback()
     buffer TEXT NOT NULL CHECK (buffer IN ('records', 'experience')),
     case_id TEXT NOT NULL,
     case_key TEXT NOT NULL,
@@ -648,6 +654,77 @@ class MemoryStore:
                 self.index_status[b] = "cleared"
             self._hasher = None
 
+    def delete(self, ids: Sequence[int]) -> list[MemoryRecord]:
+        """Delete records by id from SQLite and their buffer's index (one transaction;
+        the index files are saved at once, so both stay in step). Their ids are never
+        given out again. Returns the deleted records; :class:`RecordNotFound` names an id
+        that is not there (and nothing is deleted)."""
+        return self._remove(ids, rewind=False)
+
+    def rollback(self, ids: Sequence[int]) -> list[MemoryRecord]:
+        """Undo the adds of these records, as if they had never been made: deleted like
+        :meth:`delete`, and where they are the newest records the store has ever held
+        (nothing was added after them, and every id from the lowest of them up is among
+        them) the next adds get their ids again. A run that rolls back what a cell it
+        never finished learned, and runs the cell again, so gets the same ids (and
+        state hash) as a run that was never interrupted."""
+        return self._remove(ids, rewind=True)
+
+    def _remove(self, ids: Sequence[int], *, rewind: bool) -> list[MemoryRecord]:
+        want = sorted({int(i) for i in ids})
+        if not want:
+            return []
+        with self._lock:
+            self._check_writable()
+            self._sync()
+            try:
+                with self._transaction() as c:
+                    recs = self._records(want)
+                    missing = [i for i in want if i not in recs]
+                    if missing:
+                        raise RecordNotFound(f"no memory record {missing[0]} in {self.directory}")
+                    for s in range(0, len(want), 500):
+                        part = want[s:s + 500]
+                        c.execute(f"DELETE FROM records WHERE id IN ({','.join('?' * len(part))})", part)
+                    if rewind:
+                        seq = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'records'").fetchone()
+                        top = want[0] - 1
+                        later = c.execute("SELECT 1 FROM records WHERE id > ? LIMIT 1", (top,)).fetchone()
+                        if seq is not None and int(seq[0]) == want[-1] and want == list(range(want[0], want[-1] + 1)) \
+                                and later is None:
+                            c.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'records'", (top,))
+            except sqlite3.DatabaseError as e:
+                raise MemoryStoreError(f"cannot delete from the memory database {self.db_path}: {e}") from e
+            for b in BUFFERS:
+                gone = np.asarray([i for i in want if recs[i].buffer == b], dtype=np.int64)
+                if not len(gone):
+                    continue
+                bi = self._indexes[b]
+                left = bi.ntotal - len(gone)
+                if bi.kind == "hnsw" or bi.kind != self._kind_for(left):  # HNSW cannot remove a vector
+                    self._indexes[b] = self._build(b, f"{len(gone)} record(s) deleted")
+                else:
+                    bi.index.remove_ids(gone)
+                    bi.dirty = True
+                    self.index_status[b] = f"{len(gone)} record(s) deleted"
+                self._save(b, self._indexes[b])
+            self._hasher = None
+            return [recs[i] for i in want]
+
+    def find_by_meta(self, key: str, value: str) -> list[MemoryRecord]:
+        """The records whose ``meta`` holds ``value`` at ``key`` (a JSON path below the
+        meta object, e.g. ``learned_by.run``), in id order."""
+        if not key.replace("_", "").replace(".", "").isalnum():
+            raise MemoryStoreError(f"not a meta key: {key!r}")
+        with self._lock:
+            self._check_open()
+            try:
+                rows = self._conn.execute(f"SELECT {_COLUMNS} FROM records WHERE json_extract(meta, ?) = ? ORDER BY id",
+                                          (f"$.{key}", value)).fetchall()
+            except sqlite3.DatabaseError as e:
+                raise self._corrupt(e) from e
+        return [_row_record(r) for r in rows]
+
     def checkpoint(self) -> None:
         """Write the indexes that changed since they were last saved (close() does too)."""
         with self._lock:
@@ -718,10 +795,14 @@ class MemoryStore:
             self._check_open()
             return self._conn.execute("SELECT 1 FROM records WHERE case_key = ? LIMIT 1", (case_key,)).fetchone() is not None
 
-    def case_keys(self) -> set[str]:
+    def case_keys(self, *, excluding: Sequence[int] = ()) -> set[str]:
+        """The case keys of every record (but those with an id in ``excluding``)."""
+        skip = {int(i) for i in excluding}
         with self._lock:
             self._check_open()
-            return {r[0] for r in self._conn.execute("SELECT DISTINCT case_key FROM records")}
+            if not skip:
+                return {r[0] for r in self._conn.execute("SELECT DISTINCT case_key FROM records")}
+            return {k for i, k in self._conn.execute("SELECT id, case_key FROM records") if i not in skip}
 
     def index_kind(self, buffer: str) -> str:
         """``flat`` (exact) or ``hnsw`` (approximate): the buffer's index now."""

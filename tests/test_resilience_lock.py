@@ -115,3 +115,69 @@ def test_the_lock_in_one_process(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(RunLockError, match="not a directory"):
         RunLock(tmp_path / "file").acquire()
+
+
+def test_a_deleted_lock_file_lets_no_second_writer_in(tmp_path):
+    out = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        (out / LOCK_NAME).unlink()  # someone removes the lock file while the run holds it
+        second = _bench(out, "--llm", "scripted", "--limit", "2", "--resume")
+        assert second.returncode == 2, second.stderr
+        assert "in use by another medsim process" in second.stderr and "lock file was removed" in second.stderr
+        assert not (out / "results.jsonl").exists() and not (out / "run.json").exists()
+        with pytest.raises(RunLockError, match="in use by another medsim process"):
+            RunLock(out).acquire()
+    finally:
+        holder.kill()
+        holder.wait()
+    with RunLock(out) as lock:  # the holder is gone: free
+        assert lock.mode == "flock"
+
+
+@pytest.fixture(params=["enolck", "no-fcntl"])
+def no_file_lock(request, monkeypatch):
+    """A file system that refuses flock (ENOLCK, as some NFS mounts), or no fcntl at all."""
+    import errno
+
+    import medsim.runlock as runlock
+
+    if request.param == "no-fcntl":
+        monkeypatch.setattr(runlock, "fcntl", None)
+    else:
+        def flock(fd, op):
+            raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+        monkeypatch.setattr(runlock.fcntl, "flock", flock)
+    return request.param
+
+
+def test_without_a_file_lock_a_pid_file_keeps_a_second_writer_out(tmp_path, no_file_lock, caplog):
+    out = tmp_path / "run"
+    with caplog.at_level("WARNING"):
+        with RunLock(out) as a:
+            assert a.mode == "pidfile" and (out / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+            assert "no file lock can be taken" in caplog.text and str(out / LOCK_NAME) in caplog.text
+            with pytest.raises(RunLockError, match=f"pid {os.getpid()}.*remove that file if no medsim runs there"):
+                RunLock(out).acquire()
+    assert not (out / LOCK_NAME).exists()
+    # a pid file left by a run killed with SIGKILL: taken over
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    out.mkdir()
+    (out / LOCK_NAME).write_text(f"{dead.pid}\n")
+    with RunLock(out) as b:
+        assert (out / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+    # one of a process that runs: refused, naming it
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / LOCK_NAME).write_text(f"{alive.pid}\n")
+        with pytest.raises(RunLockError) as e:
+            RunLock(out).acquire()
+        assert e.value.pid == alive.pid and f"pid {alive.pid}" in str(e.value)
+        assert (out / LOCK_NAME).read_text() == f"{alive.pid}\n"  # left as it was
+    finally:
+        alive.kill()
+        alive.wait()
+    assert not b.held
