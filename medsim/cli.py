@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--show", choices=("all", "errors", "none"), default="errors",
                    help="with --pairs: which pairs to list (default: the ones the judge gets wrong)")
 
-    mem = sub.add_parser("memory", help="look into a case memory: stats, search TEXT, show ID, export, clear")
+    mem = sub.add_parser("memory", help="look into a case memory: stats, search TEXT, show ID, delete ID, export, clear")
     mem.add_argument("action", choices=("stats", "search", "show", "delete", "export", "clear"))
     mem.add_argument("text", nargs="*", help="search: the text; show: the record id")
     mem.add_argument("--memory-dir", required=True, help="the memory's directory (required, no default)")
