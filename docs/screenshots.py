@@ -1,6 +1,6 @@
 """Draw the screenshots of playing in docs/world.md (no window: SDL dummy driver, scripted
 models): the doctor's text box, the test menu in use, the whole map with name tags,
-the end-of-shift screen.
+the end-of-shift screen, the patient's case sheet, the imaging popup and viewer.
 
     .venv/bin/python docs/screenshots.py [--out docs]
 """
@@ -13,6 +13,7 @@ from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import pygame  # noqa: E402
 
@@ -26,8 +27,8 @@ from medsim.play import build_shift  # noqa: E402
 from medsim.spec import build_spec  # noqa: E402
 
 
-def post_key(k: int) -> None:
-    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=0, unicode="", scancode=0))
+def post_key(k: int, mod: int = 0) -> None:
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=mod, unicode="", scancode=0))
 
 
 def post_text(s: str) -> None:
@@ -69,8 +70,8 @@ def main() -> None:
         ui.cam.fit(*ui.building)
         frames(ui, screen)
         pygame.image.save(screen, str(args.out / "play-map-tags.png"))  # every room, name tags
-        post_key(pygame.K_PLUS)
-        post_key(pygame.K_PLUS)
+        post_key(pygame.K_PLUS, pygame.KMOD_CTRL)  # zoom in (Ctrl: "+" is typing while playing)
+        post_key(pygame.K_PLUS, pygame.KMOD_CTRL)
         until(ui, screen, lambda: ui.request() is not None)
         post_key(pygame.K_RETURN)
         post_text("Where exactly is the pain, and does it spread anywhere?")
@@ -79,7 +80,7 @@ def main() -> None:
         post_key(pygame.K_RETURN)
         frames(ui, screen)
         until(ui, screen, lambda: ui.request() is not None)
-        post_key(pygame.K_o)
+        post_key(pygame.K_o, pygame.KMOD_CTRL)  # while playing, game keys that are letters take Ctrl
         frames(ui, screen)
         menu = ui.stack.top
         assert isinstance(menu, MenuScreen)
@@ -88,7 +89,7 @@ def main() -> None:
         pygame.image.save(screen, str(args.out / "play-test-menu.png"))
         post_key(pygame.K_RETURN)
         frames(ui, screen)
-        post_key(pygame.K_g)  # the AI carries on
+        post_key(pygame.K_g, pygame.KMOD_CTRL)  # the AI carries on
         until(ui, screen, lambda: isinstance(ui.stack.top, EndOfShiftScreen), 300)
         frames(ui, screen, 2)
         pygame.image.save(screen, str(args.out / "play-end-of-shift.png"))
@@ -96,8 +97,32 @@ def main() -> None:
         player.close()
         runner.close()
         pygame.quit()
+    patient_sheet(args.out)
     imaging_viewer(args.out)
     print(f"screenshots in {args.out}")
+
+
+def patient_sheet(out: Path) -> None:
+    """A person plays the patient: their case sheet beside the dialogue, the answer typed."""
+    pygame.init()
+    screen = pygame.display.set_mode((1280, 720))
+    player, runner = PlayerIO(), ThreadRunner(3)
+    spec = build_spec(None, {"world.doctors": 1, "world.patients": 1, "world.arrival_interval_s": 1.0, "seed": 3})
+    world = build_shift(spec, runner=runner, log=None, pool=LlamaPool(), player=player)
+    ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+    ui.speed_i = 3
+    try:
+        ui.take_over("patient-1")
+        until(ui, screen, lambda: ui.request() is not None)
+        for ch in "It started two days ago":
+            pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=ord(ch.lower()), mod=0, unicode=ch, scancode=0))
+            post_text(ch)
+        frames(ui, screen, 2)
+        pygame.image.save(screen, str(out / "play-patient-sheet.png"))
+    finally:
+        player.close()
+        runner.close()
+        pygame.quit()
 
 
 def imaging_viewer(out: Path) -> None:

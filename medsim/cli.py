@@ -81,7 +81,8 @@ def _add_view_args(p: argparse.ArgumentParser, speed: int) -> None:
     v.add_argument("--frames", type=int, default=None, help="stop after N frames (default: run until closed)")
     v.add_argument("--screenshot", type=Path, default=None, help="save the last frame as PNG (default: none)")
     v.add_argument("--fixed-dt", type=float, default=None, help="real seconds per frame (default: measured)")
-    v.add_argument("--zoom", type=float, default=None, help="0.5, 0.75, 1, 1.5 or 2 (default: 1)")
+    v.add_argument("--zoom", type=float, default=None, choices=(0.5, 0.75, 1.0, 1.5, 2.0), metavar="ZOOM",
+                   help="0.5, 0.75, 1, 1.5 or 2 (default: 1)")
 
 
 def _add_run_out(p: argparse.ArgumentParser, unit: str) -> None:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from agents.cases.model import format_facts
+from agents.case_sheet import case_sheet
 from agents.cases.registry import resolve_case_path
 from agents.events import (ConsultationFailed, ImageError, ImageNotRead, ImageRead, ImageReturned, JudgeDecision,
                            LLMRetry, MemoryLearned, MemoryRetrieved, PanelStep, PanelVote, PrematureDiagnosis,
@@ -107,14 +107,10 @@ def _intro(spec: RunSpec, suite: Suite, unit: Any) -> str:
     """What the terminal shows before the first turn: the case sheet of the role a
     person plays, else the case."""
     humans = spec.human_roles()
-    case = unit.item
-    if "patient" in humans and "doctor" not in humans:
-        return (f"You are the patient: a {case.demographics}. What you know about yourself:\n"
-                + format_facts({k: v for k, v in case.patient.items() if k != "Demographics"}, indent="  "))
-    if "measurement" in humans and "doctor" not in humans:
-        return (f"You are the technician for a {case.demographics}; answer each order from the records:\n"
-                " Examination:\n" + (format_facts(case.exam, indent="  ") or "  none recorded")
-                + "\n Tests:\n" + (format_facts(case.records(), indent="  ") or "  none recorded"))
+    for role in ("patient", "measurement"):
+        sheet = case_sheet(unit.item, role) if role in humans and "doctor" not in humans else None
+        if sheet is not None:
+            return sheet.text()
     return suite.brief(unit)
 
 

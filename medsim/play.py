@@ -286,7 +286,9 @@ def run_play(spec: RunSpec, args: Any) -> int:
     from game.resources import assets_dir
     from game.runner import InlineRunner, ThreadRunner
     from game.view.app import run_window
+    from game.view.display import prepare_display
 
+    prepare_display(args.headless)  # no display: said before the shift log is written
     log_path = args.log or Path("runs") / f"shift-s{spec.seeds[0]}.jsonl"
     scripted = all(rs.backend == "scripted" for rs in spec.roles.values())
     # a person's turn waits on a worker thread: the world needs threads whenever one can play

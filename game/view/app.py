@@ -3,25 +3,39 @@ pause and speed. Reads the world; never changes it (beyond stepping it)."""
 from __future__ import annotations
 
 import math
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pygame
 
+from agents.case_sheet import CaseSheet, case_sheet
+from agents.textsafe import printable
 from game.catalogue import test_menu
-from game.view.camera import Camera
-from game.view.render import ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble, wrap
+from game.view.camera import Camera, check_zoom
+from game.view.display import prepare_display
+from game.view.keys import KEYS, is_typing
+from game.view.layout import place_labels
+from game.view.render import (ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble,
+                              wrap, wrap_px)
 from game.view.screens import (EndOfShiftScreen, HelpScreen, ImageViewer, MenuItem, MenuScreen, Screen, ScreenStack,
                                TextBox, as_rgb)
-from game.world import World
+from game.world import Notice, World
 
-__all__ = ["SimulationScreen", "run_window", "present"]
+__all__ = ["SimulationScreen", "run_window", "present", "check_size", "MIN_SIZE", "PANEL_W", "HUD_H"]
 
 SPEEDS = (1, 2, 4, 8)
 PANEL_W = 380
 HUD_H = 34
+MIN_SIZE = (1024, 600)  # the smallest window the view lays out (the panel, the map, the help sheet)
+POPUP_S = 8.0  # sim seconds a popup stays
+ARROWS = {pygame.K_LEFT: (-1, 0), pygame.K_RIGHT: (1, 0), pygame.K_UP: (0, -1), pygame.K_DOWN: (0, 1)}
+
+
+def check_size(size: tuple[int, int]) -> None:
+    """A window size the view can lay out (at least :data:`MIN_SIZE`); else ValueError."""
+    if len(size) != 2 or size[0] < MIN_SIZE[0] or size[1] < MIN_SIZE[1]:
+        raise ValueError(f"window size {size[0]}x{size[1]}: the smallest is {MIN_SIZE[0]}x{MIN_SIZE[1]}")
 
 
 def _short_demographics(text: str) -> str:
@@ -41,25 +55,6 @@ def _short_demographics(text: str) -> str:
 def _clock_text(t: float) -> str:
     minutes = int(t // 60)
     return f"{8 + minutes // 60:02d}:{minutes % 60:02d}:{int(t % 60):02d}"
-
-
-KEYS = (
-    ("Watching", (("Space", "pause / go on"), ("1 2 3 4", "speed 1x 2x 4x 8x"), ("Arrows / WASD", "pan"),
-                  ("+ / - / wheel", "zoom"), ("Z", "the whole map / every room"), ("M / N", "minimap / name tags"), ("Click / Tab", "select an agent (and follow it)"),
-                  ("F", "follow the selected agent or not"), ("PgUp / PgDn", "scroll the dialogue"),
-                  ("V", "view the latest image (X-ray, CT, ECG, photo) beside its report"),
-                  ("Esc", "deselect; Esc again or Q quits"))),
-    ("Playing", (("T", "take over the selected agent (doctor, patient or technician)"),
-                 ("Arrows / WASD", "walk your agent (on your turn, or when it has nothing to do)"),
-                 ("G", "give the agent back to the AI (it carries on from the same transcript)"),
-                 ("Enter", "doctor: ask the patient; patient or technician: answer"),
-                 ("O", "doctor: order a test from the hospital's menu"),
-                 ("X", "doctor: give the final diagnosis"))),
-    ("Replay", (("E", "step one event (pauses)"), ("J", "jump to the next turn"), ("K", "jump to the next case"),)),
-    ("Typing", (("Enter / Esc", "send / cancel"), ("Up / Down", "earlier lines"), ("Ctrl+V", "paste"),
-                ("Ctrl+U", "clear"))),
-    ("", (("F1", "this help"),)),
-)
 
 
 class _Seen:
@@ -113,6 +108,15 @@ class SimulationScreen(Screen):
         self.speed_i = 1
         self.selected: str | None = None
         self.scroll = 0  # dialogue lines scrolled up from the bottom
+        self.show_sheet = True  # the case sheet of the patient or technician a person plays (F2)
+        self.sheet_scroll = 0  # its lines scrolled down from the top
+        self.sheet_drawn: list[str] = []  # the sheet's lines on screen in the last frame
+        self._sheet_rect: pygame.Rect | None = None
+        self._offered: Notice | None = None  # the image the popups on screen offer (V opens it)
+        self._popups: list[tuple[pygame.Rect, Notice]] = []  # screen rectangles of the popups drawn
+        self._panel_links: list[tuple[pygame.Rect, Notice]] = []  # panel lines that link an image
+        self._line_images: dict[int, Notice] = {}  # dialogue item -> the image it names
+        self.tags_drawn: dict[str, pygame.Rect] = {}  # agent -> its name tag drawn in the last frame (view pixels)
         self.running = True
 
     # -- input ------------------------------------------------------------------
@@ -121,6 +125,9 @@ class SimulationScreen(Screen):
             self.running = False
         elif ev.type == pygame.KEYDOWN:
             k = ev.key
+            if self.world.controlled and is_typing(ev):
+                self._typed(ev)  # a person playing types words, never game keys (game.view.keys)
+                return True
             if self._player_key(k):
                 return True
             if k in (pygame.K_ESCAPE, pygame.K_q):
@@ -158,15 +165,17 @@ class SimulationScreen(Screen):
                 self.scroll += 5
             elif k == pygame.K_PAGEDOWN:
                 self.scroll = max(0, self.scroll - 5)
-        elif ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1 and any(
-                r.collidepoint(ev.pos) for r in getattr(self, "_panel_links", [])):
-            self.open_image()
+        elif ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1 and self._image_at(ev.pos) is not None:
+            self.open_image(self._image_at(ev.pos))
         elif ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1:
             if ev.pos[0] < self.cam.view_w and ev.pos[1] > HUD_H:
                 if not self._minimap_click(ev.pos[0], ev.pos[1] - HUD_H):
                     self.click(ev.pos[0], ev.pos[1] - HUD_H)
         elif ev.type == pygame.MOUSEWHEEL:
-            if pygame.mouse.get_pos()[0] >= self.cam.view_w:
+            at = pygame.mouse.get_pos()
+            if self._sheet_rect is not None and self._sheet_rect.collidepoint(at):
+                self.sheet_scroll = max(0, self.sheet_scroll - ev.y * 2)
+            elif at[0] >= self.cam.view_w:
                 self.scroll = max(0, self.scroll + ev.y * 2)
             else:
                 self.cam.zoom_by(1 if ev.y > 0 else -1)
@@ -209,7 +218,9 @@ class SimulationScreen(Screen):
             return
         if target in self.world.actors:
             self.select(target)
-        self.say_to_player(f"You are {target} now. F1: the keys")
+        if pygame.display.get_init():
+            pygame.key.start_text_input()  # a person playing types: keys come with their text (game.view.keys)
+        self.say_to_player(f"You are {target} now: type on your turn; Ctrl+key for a game key. F1: the keys", 6.0)
 
     def advance_until(self, what: str, max_sim_s: float = 1800.0) -> int:
         """Replay: step the world until the next ``what`` (event | turn | case) and pause.
@@ -224,9 +235,6 @@ class SimulationScreen(Screen):
             if new and (want is None or any(e.type in want for e in new)):
                 break
         return len(self.seen.events) - start
-
-    _DIRS = {pygame.K_LEFT: (-1, 0), pygame.K_a: (-1, 0), pygame.K_RIGHT: (1, 0), pygame.K_d: (1, 0),
-             pygame.K_UP: (0, -1), pygame.K_w: (0, -1), pygame.K_DOWN: (0, 1), pygame.K_s: (0, 1)}
 
     def _walk(self, d: tuple[int, int]) -> None:
         if not self.world.step_player(*d) and not self.world.free_to_walk(self.world.controlled or ""):
@@ -243,26 +251,81 @@ class SimulationScreen(Screen):
             return self.world.actor_for(req.case_id, "doctor")
         return None
 
-    def latest_image(self) -> Any:
+    def latest_image(self) -> Notice | None:
         """The newest image of the consultation in the panel (else of any)."""
         enc = getattr(self, "_panel_enc", None)
         imgs = [n for n in self.world.notices if n.kind == "image" and (enc is None or n.case_id == enc.case.id)]
         return imgs[-1] if imgs else None
 
-    def open_image(self, notice: Any = None) -> bool:
-        n = notice or self.latest_image()
+    def offered_image(self) -> Notice | None:
+        """The study V opens: the one the image popup on screen names (it says "V: view
+        the image"), else the newest of the consultation in the panel."""
+        return self._offered or self.latest_image()
+
+    def _image_at(self, pos: tuple[int, int]) -> Notice | None:
+        """The image a click at ``pos`` (screen pixels) opens: an image popup's, or the
+        study a panel line names."""
+        for rect, n in [*self._popups, *self._panel_links]:
+            if n.image and rect.collidepoint(pos):
+                return n
+        return None
+
+    def open_image(self, notice: Notice | None = None) -> bool:
+        """Open ``notice``'s image (default: :meth:`offered_image`) in the viewer."""
+        n = notice or self.offered_image()
         if n is None or not n.image:
             self.say_to_player("No image yet (an X-ray, CT or photo opens here once it is taken)")
             return False
         self.stack.push(ImageViewer(self.stack, self.text, n.title, n.text, n.image))
         return True
 
+    def _typed(self, ev: pygame.event.Event) -> None:
+        """A key that writes a character, while the person plays: on their turn it opens
+        their text box with it (the doctor asks; on the last turn only Ctrl+X answers);
+        otherwise it does nothing, and the bar says why."""
+        req = self.request()
+        if req is None:
+            self.say_to_player("Not your turn yet: what you type is not sent (your turn shows in a bar here). "
+                               "Ctrl+key: a game key", 5.0)
+            return
+        if req.kind == "doctor" and req.obs.final:
+            self.say_to_player("Your last turn: give your diagnosis (Ctrl+X)")
+            return
+        self._turn(req, pygame.K_RETURN, initial=ev.unicode if (ev.unicode or "").isprintable() else "")
+
+    def case_sheet(self) -> CaseSheet | None:
+        """The case sheet of the role the person plays now (the patient's facts, the
+        technician's records; agents.case_sheet): of the turn the world waits for, else of
+        the case the agent is in. None: no person, the doctor, or no case yet."""
+        me = self.world.controlled
+        a = self.world.actors.get(me or "")
+        if me is None or a is None:
+            return None
+        req = self.request()
+        if req is not None:
+            case_id, role = req.case_id, req.role
+        elif a.case_id:
+            case_id = a.case_id
+            role = next((r for r in ("patient", *self.world.staff) if self.world.actor_for(case_id, r) == me), None)
+        else:
+            return None
+        enc = next((e for e in self.world.encounters if e.case.id == case_id), None)
+        if enc is None or role is None:
+            return None
+        return case_sheet(enc.case, role)
+
     def _player_key(self, k: int) -> bool:
         if k == pygame.K_v:
             self.open_image()
             return True
-        if self.world.controlled and k in self._DIRS:
-            self._walk(self._DIRS[k])
+        if self.world.controlled and k in ARROWS:
+            self._walk(ARROWS[k])
+            return True
+        if k == pygame.K_F2:
+            if self.case_sheet() is None:
+                self.say_to_player("No case sheet: it is for a person playing a patient or the technician, in a case")
+            else:
+                self.show_sheet = not self.show_sheet
             return True
         if self.replay and k in (pygame.K_e, pygame.K_j, pygame.K_k):
             what = {pygame.K_e: "event", pygame.K_j: "turn", pygame.K_k: "case"}[k]
@@ -287,10 +350,16 @@ class SimulationScreen(Screen):
         if req is None:
             self.say_to_player("Not your turn yet")
             return True
+        self._turn(req, k)
+        return True
+
+    def _turn(self, req: Any, k: int, initial: str = "") -> None:
+        """The person takes the turn ``req`` with key ``k`` (Enter: talk; O: order, X:
+        diagnose, for the doctor); ``initial``: the text box's first character."""
         other = self._counterpart(req)
         if other is not None and self.world.controlled and not self.world.near(self.world.controlled, other):
             self.say_to_player(f"Walk back to {other} first (next to them)")
-            return True
+            return
         player = self.world.player
         assert player is not None
         from agents.participants.human import ask, diagnose, order
@@ -298,21 +367,22 @@ class SimulationScreen(Screen):
         if req.kind == "doctor":
             if k == pygame.K_x or req.obs.final:
                 if k != pygame.K_x:
-                    self.say_to_player("Your last turn: give your diagnosis (X)")
-                    return True
+                    self.say_to_player("Your last turn: give your diagnosis (Ctrl+X)")
+                    return
                 self.stack.push(TextBox(self.stack, self.text, "Your final diagnosis",
-                                        lambda t: player.answer(req.id, diagnose(t)), history=self.typed))
+                                        lambda t: player.answer(req.id, diagnose(t)), history=self.typed,
+                                        initial=initial, keep_text_input=True))
             elif k == pygame.K_o:
                 self.stack.push(MenuScreen(self.stack, self.text, "Order a test", self.menu_items(),
                                            lambda test: player.answer(req.id, order(test))))
             else:
                 self.stack.push(TextBox(self.stack, self.text, "Ask the patient",
-                                        lambda t: player.answer(req.id, ask(t)), history=self.typed))
+                                        lambda t: player.answer(req.id, ask(t)), history=self.typed,
+                                        initial=initial, keep_text_input=True))
         elif k in (pygame.K_RETURN, pygame.K_KP_ENTER):
             who = "Answer the doctor" if req.role == "patient" else f"The result of: {req.obs.order or ''}"
             self.stack.push(TextBox(self.stack, self.text, who[:60], lambda t: player.answer(req.id, t),
-                                    history=self.typed))
-        return True
+                                    history=self.typed, initial=initial, keep_text_input=True))
 
     def menu_items(self) -> list[MenuItem]:
         """The hospital's test menu, grouped by room (from the map and the order routing)."""
@@ -330,6 +400,10 @@ class SimulationScreen(Screen):
         self.scroll = 0
 
     def click(self, sx: int, sy: int) -> None:
+        self.select(self._actor_at(sx, sy))
+
+    def _actor_at(self, sx: int, sy: int) -> str | None:
+        """The agent nearest the map-view pixel (sx, sy), within about a tile."""
         wx, wy = self.cam.to_world(sx, sy)
         best, dist = None, (self.ts * 0.9) ** 2
         for a in self._visible_actors():
@@ -337,7 +411,16 @@ class SimulationScreen(Screen):
             d = ((ax + 0.5) * self.ts - wx) ** 2 + ((ay + 0.4) * self.ts - wy) ** 2
             if d < dist:
                 best, dist = a.id, d
-        self.select(best)
+        return best
+
+    def map_area(self) -> pygame.Rect:
+        """The map view, in screen pixels (below the bar, left of the panel)."""
+        return pygame.Rect(0, HUD_H, self.cam.view_w, self.cam.view_h)
+
+    def panel_rect(self) -> pygame.Rect:
+        """The dialogue panel, in screen pixels; its header (case, room, doctor, verdict)
+        is at its top."""
+        return pygame.Rect(self.size[0] - PANEL_W, HUD_H, PANEL_W, self.size[1] - HUD_H)
 
     def _visible_actors(self) -> list[Any]:
         return sorted((a for a in self.world.actors.values() if a.present), key=lambda a: a.id)
@@ -345,13 +428,16 @@ class SimulationScreen(Screen):
     # -- update -----------------------------------------------------------------
     def update(self, real_dt: float) -> None:
         keys = pygame.key.get_pressed() if pygame.display.get_init() and not self.stack.typing else None
-        if keys is not None:
+        if keys is not None and self.world.controlled:  # held arrows keep walking (WASD type: game.view.keys)
+            dx = keys[pygame.K_RIGHT] - keys[pygame.K_LEFT]
+            dy = keys[pygame.K_DOWN] - keys[pygame.K_UP]
+            if dx or dy:
+                self.world.step_player(dx, 0 if dx else dy)
+        elif keys is not None:
             pan = 600 * real_dt
             dx = (keys[pygame.K_RIGHT] or keys[pygame.K_d]) - (keys[pygame.K_LEFT] or keys[pygame.K_a])
             dy = (keys[pygame.K_DOWN] or keys[pygame.K_s]) - (keys[pygame.K_UP] or keys[pygame.K_w])
-            if (dx or dy) and self.world.controlled:
-                self.world.step_player(dx, 0 if dx else dy)  # held keys keep walking
-            elif dx or dy:
+            if dx or dy:
                 self.cam.pan(dx * pan, dy * pan)
         if not self.paused:
             sim_dt = min(real_dt, 0.1) * SPEEDS[self.speed_i]
@@ -369,7 +455,7 @@ class SimulationScreen(Screen):
         if self.world.done and not self._ended:
             self._ended = True
             self.stack.push(EndOfShiftScreen(self.stack, self.text, self.world.stats(), self.world.finished,
-                                             self.case_minutes(), self.quit))
+                                             self.case_minutes(), self.quit, area=self.map_area()))
         if self.cam.follow and self.cam.follow in self.world.actors:
             ax, ay = self.world.actors[self.cam.follow].render_pos()
             self.cam.centre_on((ax + 0.5) * self.ts, (ay + 0.5) * self.ts)
@@ -401,13 +487,6 @@ class SimulationScreen(Screen):
         enc = next((e for e in self.world.encounters if e.patient is a), None)
         short = _short_demographics(enc.case.demographics) if enc else ""
         return f"P{a.id.split('-')[-1]}" + (f" {short}" if short else "")
-
-    def _draw_tag(self, view: pygame.Surface, a: Any, cx: int, bottom: int, role: str) -> None:
-        img = self.text.render(self.tag_text(a), 15, (255, 255, 255))
-        colour = ACCENT.get(role, INK)
-        rect = pygame.Rect(cx - img.get_width() // 2 - 3, bottom - 2, img.get_width() + 6, img.get_height() + 1)
-        draw_box(view, rect, tuple(max(0, c - 70) for c in colour), colour, radius=4, alpha=215)  # type: ignore[arg-type]
-        view.blit(img, (rect.x + 3, rect.y + 1))
 
     def _minimap_rect(self) -> pygame.Rect:
         w = 190
@@ -455,9 +534,10 @@ class SimulationScreen(Screen):
         req = self.request() if self.world.controlled else None
         if req is not None:
             if req.kind == "doctor":
-                keys = "X: your diagnosis (last turn)" if req.obs.final else "Enter: ask   O: order a test   X: diagnose"
+                keys = ("Ctrl+X: your diagnosis (last turn)" if req.obs.final
+                        else "type (or Enter) to ask   Ctrl+O: order a test   Ctrl+X: diagnose")
             else:
-                keys = "Enter: answer"
+                keys = "type (or Enter) to answer" + ("   F2: your case sheet" if self.case_sheet() else "")
             told = req.obs.text.split("\n")[0]
             line = f"Your turn ({self.world.controlled}): {keys}"
             rect = pygame.Rect(8, 8, view.get_width() - 16, 56)
@@ -468,7 +548,8 @@ class SimulationScreen(Screen):
         if self.flash and time.monotonic() < self.flash_until:
             text = self.flash
         elif self.world.controlled:
-            text = f"You are {self.world.controlled}.  G: give back to the AI   F1: all keys"
+            text = (f"You are {self.world.controlled}; not your turn yet (typing does nothing until it is).  "
+                    f"Ctrl+G: give back to the AI   F1: all keys")
         elif self.replay:
             text = "Replay: E next event   J next turn   K next case   Space pause   1-4 speed   F1: all keys"
         else:
@@ -499,6 +580,8 @@ class SimulationScreen(Screen):
         z = self.cam.zoom
         ts = self.ts
         bubbles = []
+        tags: list[tuple[Any, int, int, int, str]] = []  # (actor, sprite x, y, size, role)
+        you: list[pygame.Rect] = []
         for a in sorted(self._visible_actors(), key=lambda a: a.render_pos()[1]):
             ax, ay = a.render_pos()
             sx, sy = self.cam.to_screen(ax * ts, ay * ts)
@@ -511,29 +594,74 @@ class SimulationScreen(Screen):
             if a.id == self.world.controlled:
                 pygame.draw.ellipse(view, (80, 230, 120), pygame.Rect(sx, sy + size - size // 3, size, size // 2), 3)
                 tag = self.text.render("YOU", 16, (20, 90, 40))
-                draw_box(view, pygame.Rect(sx + size // 2 - tag.get_width() // 2 - 3, sy - 16, tag.get_width() + 6, 15),
-                         (200, 250, 210), (80, 230, 120), radius=4)
+                you.append(pygame.Rect(sx + size // 2 - tag.get_width() // 2 - 3, sy - 16, tag.get_width() + 6, 15))
+                draw_box(view, you[-1], (200, 250, 210), (80, 230, 120), radius=4)
                 view.blit(tag, (sx + size // 2 - tag.get_width() // 2, sy - 15))
             elif a.id == self.selected:
                 pygame.draw.ellipse(view, (255, 230, 80), pygame.Rect(sx + 2, sy + size - size // 4, size - 4, size // 3), 2)
             view.blit(self.sprites.get(a.sprite, a.facing, step, z), (sx, sy))
             role = "measurement" if a.role == "technician" else a.role
             if self.show_tags and a.id != self.world.controlled:
-                self._draw_tag(view, a, sx + size // 2, sy + size, role)
+                tags.append((a, sx, sy, size, role))
             if a.state == "thinking" and a.id != self.world.controlled:  # the person's turn is shown in the bar
                 bubbles.append((a, (sx + size // 2, sy), role, True))
             elif a.speech:
                 bubbles.append((a, (sx + size // 2, sy), role, False))
+        self._draw_tags(view, tags, you)
         for a, anchor, role, thinking in bubbles:
             draw_bubble(view, self.text, a.speech or "", anchor, ACCENT.get(role, INK), thinking)
 
+    def _hovered(self) -> str | None:
+        """The agent under the mouse pointer, if it is over the map."""
+        if not pygame.display.get_init() or not pygame.mouse.get_focused():
+            return None
+        mx, my = pygame.mouse.get_pos()
+        if mx >= self.cam.view_w or my < HUD_H:
+            return None
+        return self._actor_at(mx, my - HUD_H)
+
+    def _draw_tags(self, view: pygame.Surface, tags: list[tuple[Any, int, int, int, str]],
+                   taken: list[pygame.Rect]) -> None:
+        """Name tags that never cover one another (game.view.layout): each goes below its
+        agent, else above it, beside it or a row further; the selected and the hovered
+        agent's first. A tag with no free place is left out (a crowded waiting room shows
+        what fits; select or point at an agent to see its tag)."""
+        first = {self.selected, self._hovered()} - {None}
+        tags = sorted(tags, key=lambda t: (t[0].id not in first, t[2], t[1]))
+        imgs = [self.text.render(self.tag_text(a), 15, (255, 255, 255)) for a, *_ in tags]
+        wanted = []
+        for (a, sx, sy, size, _), img in zip(tags, imgs):
+            w, h = img.get_width() + 6, img.get_height() + 1
+            cx = sx + size // 2
+            wanted.append([pygame.Rect(cx - w // 2, sy + size - 2, w, h),  # below the feet
+                           pygame.Rect(cx - w // 2, sy - h, w, h),  # above the head
+                           pygame.Rect(sx + size, sy + size // 2 - h // 2, w, h),  # to the right
+                           pygame.Rect(sx - w, sy + size // 2 - h // 2, w, h),  # to the left
+                           pygame.Rect(cx - w // 2, sy + size - 2 + h, w, h),  # a row further down
+                           pygame.Rect(cx - w // 2, sy - 2 * h, w, h)])  # a row further up
+        self.tags_drawn = {}
+        for (a, _, _, _, role), img, rect in zip(tags, imgs, place_labels(wanted, taken)):
+            if rect is None:
+                continue
+            colour = ACCENT.get(role, INK)
+            draw_box(view, rect, tuple(max(0, c - 70) for c in colour), colour, radius=4, alpha=215)  # type: ignore[arg-type]
+            view.blit(img, (rect.x + 3, rect.y + 1))
+            self.tags_drawn[a.id] = rect
+
     def _draw_popups(self, view: pygame.Surface) -> None:
-        recent = [n for n in self.world.notices if self.world.t - n.t < 8.0][-3:]
+        """Test results, images and verdicts of the last seconds, the newest at the bottom.
+        The newest image popup says "V: view the image" and is the one V opens; any image
+        popup opens with a click."""
+        recent = [n for n in self.world.notices if self.world.t - n.t < POPUP_S][-3:]
+        images = [n for n in recent if n.image]
+        self._offered = images[-1] if images else None
+        self._popups = []
         y = view.get_height() - 10
         for n in reversed(recent):
             lines = wrap(n.text, 56 if not n.image else 40, 3)
             h = max(26 + 18 * len(lines), 96 if n.image else 0)
             rect = pygame.Rect(10, y - h, 440, h)
+            self._popups.append((rect.move(0, HUD_H), n))
             colour = (110, 200, 120) if "correct" in n.title else (230, 120, 100) if n.kind == "diagnosis" else (120, 170, 240)
             draw_box(view, rect, PAPER, colour, radius=8, alpha=235)
             x_text = rect.x + 10
@@ -546,7 +674,9 @@ class SimulationScreen(Screen):
             for i, line in enumerate(lines):
                 view.blit(self.text.render(line, 18, (60, 60, 70)), (x_text, rect.y + 26 + i * 18))
             if n.image:
-                view.blit(self.text.render("V: view the image", 16, (40, 80, 150)), (x_text, rect.bottom - 20))
+                v = "Ctrl+V" if self.world.controlled else "V"
+                hint = f"{v}: view the image" if n is self._offered else "click: view the image"
+                view.blit(self.text.render(hint, 16, (40, 80, 150)), (x_text, rect.bottom - 20))
             y -= h + 8
 
     def _thumb(self, path: str) -> Any:
@@ -621,13 +751,16 @@ class SimulationScreen(Screen):
             return "Dialogue", []
         who = {"doctor": "Doctor", "patient": "Patient", "measurement": "Technician"}
         self._panel_enc = enc
-        studies = {st.test: st for st in enc.case.imaging}
-        shown = {n.title.split(":")[0] for n in self.world.notices if n.kind == "image" and n.case_id == enc.case.id}
+        studies = [st.test for st in enc.case.imaging]
+        shown = {n.title.split(":")[0]: n for n in self.world.notices if n.kind == "image" and n.case_id == enc.case.id}
         items = []
+        self._line_images = {}
         for u in enc.sink.utterances:
-            line = f"{who.get(u.speaker, u.speaker)}: {u.text}"
-            if u.speaker == "measurement" and any(t in shown and t in u.text for t in studies):
+            line = f"{who.get(u.speaker, u.speaker)}: {printable(u.text, single_line=True)}"
+            named = [t for t in studies if t in shown and t in u.text] if u.speaker == "measurement" else []
+            if named:
                 line += "  [image: click or V]"
+                self._line_images[len(items)] = shown[named[0]]  # the study this line names
             items.append((u.speaker, line))
         return f"{enc.case.id}: {enc.case.demographics}", items
 
@@ -662,8 +795,12 @@ class SimulationScreen(Screen):
     def _draw_panel(self, screen: pygame.Surface) -> None:
         self._panel_enc = None
         title, items = self._dialogue()
+        sheet = self.case_sheet()
+        if sheet is not None and (sheet.case_id, sheet.role) != getattr(self, "_sheet_for", None):
+            self._sheet_for, self.sheet_scroll = (sheet.case_id, sheet.role), 0  # another case: from its top
         key = (title, len(items), items[-1] if items else None, self.scroll, self._panel_header(), screen.get_size(),
-               sum(1 for n in self.world.notices if n.kind == "image"))
+               sum(1 for n in self.world.notices if n.kind == "image"), sheet, self.show_sheet, self.sheet_scroll,
+               getattr(self.request(), "id", None) if sheet is not None else None)
         self._panel_drawn = key != getattr(self, "_panel_key", None)
         if not self._panel_drawn:
             return  # the same text: what is on screen stays (see dirty_rects)
@@ -681,27 +818,75 @@ class SimulationScreen(Screen):
             for i, line in enumerate(wrap(verdict, 44, 2)):
                 screen.blit(self.text.render(line, 18, vcol), (x0 + 12, top + 18 * i))
             top += 18 * len(wrap(verdict, 44, 2)) + 6
-        lines: list[tuple[str, str]] = []
-        linked: set[int] = set()  # the lines of an item that links an image
-        for speaker, text in items:
+        lines: list[tuple[str, str, int]] = []  # (speaker of an item's first line, text, item)
+        for n, (speaker, text) in enumerate(items):
             for i, line in enumerate(wrap(text, 46)):
-                if text.endswith("[image: click or V]"):
-                    linked.add(len(lines))
-                lines.append((speaker if i == 0 else "", line))
-            lines.append(("", ""))
+                lines.append((speaker if i == 0 else "", line, n))
+            lines.append(("", "", -1))
         per = 18
+        # the sheet takes what the dialogue does not need yet, at least half the panel, and
+        # leaves the dialogue at least four lines
+        avail = rect.bottom - top
+        budget = min(avail - 4 * per, max(avail // 2, avail - per * len(lines) - 16))
+        top = self._draw_sheet(screen, sheet, x0, top, budget)
         room = (rect.bottom - top - 6) // per
         end = max(0, len(lines) - self.scroll)
         start = max(0, end - room)
         y = top
         self._panel_links = []
-        for j, (speaker, line) in enumerate(lines[start:end], start=start):
+        for speaker, line, n in lines[start:end]:
             colour = ACCENT.get(speaker, PANEL_TEXT) if speaker else PANEL_TEXT
-            if j in linked:
+            if n in self._line_images:  # the lines of an item that links an image
                 colour = (255, 220, 120)
-                self._panel_links.append(pygame.Rect(x0, y, PANEL_W, per))
+                self._panel_links.append((pygame.Rect(x0, y, PANEL_W, per), self._line_images[n]))
             screen.blit(self.text.render(line, 18, colour), (x0 + 12, y))
             y += per
+
+    def _draw_sheet(self, screen: pygame.Surface, sheet: CaseSheet | None, x0: int, top: int, budget: int) -> int:
+        """The case sheet of the role the person plays (the patient's facts, the
+        technician's records), at the panel's top in at most ``budget`` pixels (the wheel
+        scrolls it); every line escaped. Returns where the dialogue starts."""
+        self.sheet_drawn, self._sheet_rect = [], None
+        if sheet is None:
+            return top
+        if not self.show_sheet:
+            screen.blit(self.text.render("F2: your case sheet (what you know)", 17, (255, 220, 120)), (x0 + 12, top))
+            return top + 22
+        font, per, width = self.text.font(16), 16, PANEL_W - 36
+        req = self.request()
+        order = (req.obs.order or "").lower() if req is not None and req.kind == "reply" else ""
+        rows: list[tuple[str, int, tuple[int, int, int]]] = []  # text, indent (px), colour
+        for line in wrap_px(font, printable(sheet.heading, single_line=True), width):
+            rows.append((line, 0, (255, 220, 120)))
+        first_match = None
+        for raw in sheet.lines()[1:]:
+            depth = (len(raw) - len(raw.lstrip(" "))) * 6
+            ordered = bool(order) and raw.strip().lower().startswith(order)  # the records of the order asked
+            if ordered and first_match is None:
+                first_match = len(rows)
+            colour = (140, 230, 150) if ordered else (170, 200, 240) if raw.endswith(":") else PANEL_TEXT
+            for i, piece in enumerate(wrap_px(font, printable(raw.strip(), single_line=True), width - depth - 12)):
+                rows.append((piece, depth + (12 if i else 0), colour))
+        fit = max(3, (budget - 42) // per)
+        if req is not None and req.id != getattr(self, "_sheet_req", None):
+            self._sheet_req = req.id  # a new order: the sheet scrolls to its records
+            if first_match is not None:
+                self.sheet_scroll = max(0, first_match - 1)
+        self.sheet_scroll = max(0, min(self.sheet_scroll, len(rows) - fit))
+        shown = rows[self.sheet_scroll: self.sheet_scroll + fit]
+        box = pygame.Rect(x0 + 6, top, PANEL_W - 12, 26 + per * len(shown) + 6)
+        pygame.draw.rect(screen, (44, 50, 68), box, border_radius=6)
+        more = len(rows) > fit
+        head = "YOUR CASE SHEET   F2 hides" + (f"   wheel: more ({self.sheet_scroll + len(shown)}/{len(rows)})"
+                                                if more else "")
+        screen.blit(self.text.render(head, 15, (150, 160, 180)), (box.x + 8, box.y + 6))
+        y = box.y + 26
+        for text, indent, colour in shown:
+            screen.blit(self.text.render(text, 16, colour), (box.x + 8 + indent, y))
+            y += per
+        self.sheet_drawn = [text for text, _, _ in shown]
+        self._sheet_rect = box
+        return box.bottom + 10
 
 
 def present(ui: SimulationScreen, screen: pygame.Surface) -> None:
@@ -719,11 +904,19 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
                select: str | None = None, title: str = "medsim", fixed_dt: float | None = None,
                zoom: float | None = None, play_as: str | None = None, replay: bool = False) -> dict[str, Any]:
     """Open the window (or the SDL dummy driver when ``headless``) and run the loop.
-    Returns frame-time figures."""
-    if headless:
-        os.environ["SDL_VIDEODRIVER"] = "dummy"
-        os.environ["SDL_AUDIODRIVER"] = "dummy"
-    pygame.init()
+    Returns frame-time figures.
+
+    Raises:
+        ValueError: ``zoom`` is not one of :data:`game.view.camera.ZOOMS`, or ``size`` is
+            below :data:`MIN_SIZE`.
+        NoDisplay: not ``headless`` and there is no display (game.view.display).
+    """
+    if zoom is not None:
+        check_zoom(zoom)
+    check_size(size)
+    prepare_display(headless)
+    pygame.display.init()  # and fonts; no audio: the game has no sound
+    pygame.font.init()
     try:
         screen = pygame.display.set_mode(size)  # before load_pygame: it converts images
         pygame.display.set_caption(title)

@@ -3,9 +3,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Camera", "ZOOMS"]
+__all__ = ["Camera", "ZOOMS", "check_zoom"]
 
 ZOOMS = (0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def check_zoom(z: float) -> float:
+    """``z`` if it is one of :data:`ZOOMS` (the zooms a window may start at), else
+    ValueError naming them."""
+    if z not in ZOOMS:
+        raise ValueError(f"zoom {z:g} is not one of {', '.join(f'{x:g}' for x in ZOOMS)}")
+    return z
 
 
 @dataclass

@@ -7,9 +7,10 @@ from typing import Any
 
 import pygame
 
+from agents.textsafe import printable
 from game.geometry import DIRECTIONS
 
-__all__ = ["MapImage", "SpriteBank", "TextCache", "wrap", "draw_bubble", "draw_box"]
+__all__ = ["MapImage", "SpriteBank", "TextCache", "wrap", "wrap_px", "fit_px", "draw_bubble", "draw_box"]
 
 INK = (30, 30, 40)
 PAPER = (250, 248, 240)
@@ -68,6 +69,10 @@ class SpriteBank:
 
 
 class TextCache:
+    """Fonts by size and rendered lines. Every line is escaped first
+    (:func:`agents.textsafe.printable`): model and case text may hold control or
+    direction-override characters, which the window shows as ``\\x1b`` / ``\\u202e``."""
+
     def __init__(self) -> None:
         self._fonts: dict[int, pygame.font.Font] = {}
         self._cache: dict[tuple[str, int, tuple[int, int, int]], pygame.Surface] = {}
@@ -83,7 +88,7 @@ class TextCache:
         if s is None:
             if len(self._cache) > 4000:
                 self._cache.clear()
-            s = self.font(size).render(text, True, color)
+            s = self.font(size).render(printable(text, single_line=True), True, color)
             self._cache[key] = s
         return s
 
@@ -105,6 +110,39 @@ def wrap(text: str, width_chars: int, max_lines: int = 0) -> tuple[str, ...]:
         lines = lines[:max_lines]
         lines[-1] = lines[-1][: max(0, width_chars - 1)].rstrip() + "…"
     return tuple(lines)
+
+
+def fit_px(font: pygame.font.Font, text: str, width: int) -> str:
+    """``text`` cut (with "…") to at most ``width`` pixels in ``font``."""
+    if font.size(text)[0] <= width:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # the longest prefix that fits with the ellipsis
+        mid = (lo + hi + 1) // 2
+        if font.size(text[:mid].rstrip() + "…")[0] <= width:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip() + "…"
+
+
+def wrap_px(font: pygame.font.Font, text: str, width: int) -> list[str]:
+    """``text`` broken at spaces into lines of at most ``width`` pixels in ``font`` (a
+    word longer than a line is cut with "…")."""
+    lines: list[str] = []
+    cur = ""
+    for w in text.split():
+        trial = f"{cur} {w}" if cur else w
+        if cur and font.size(trial)[0] > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = trial
+        if font.size(cur)[0] > width:
+            cur = fit_px(font, cur, width)
+    if cur:
+        lines.append(cur)
+    return lines
 
 
 def draw_box(surf: pygame.Surface, rect: pygame.Rect, fill: tuple[int, int, int], border: tuple[int, int, int],

@@ -3,15 +3,16 @@ first, and a modal screen (a text box, a menu, the help) takes every key, so typ
 menus never trigger a game control. Screens below still draw."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import pygame
 
-from game.view.render import INK, PAPER, TextCache, draw_box, wrap
+from game.view.render import INK, PAPER, TextCache, draw_box, fit_px, wrap, wrap_px
 
 __all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "EndOfShiftScreen",
-           "ImageViewer", "as_rgb", "MAX_TEXT"]
+           "ImageViewer", "as_rgb", "MAX_TEXT", "Placed"]
 
 MAX_TEXT = 500
 
@@ -79,13 +80,19 @@ def _clipboard_text() -> str:
 class TextBox(Screen):
     """One line of text: any Unicode (TEXTINPUT events), editing keys (Backspace,
     Delete, Left/Right, Home/End, Ctrl+U clears), paste (Ctrl+V), a visible length limit,
-    history (Up/Down). Enter submits a non-empty line, Esc cancels."""
+    history (Up/Down). Enter submits a non-empty line, Esc cancels.
+
+    ``initial``: the character whose key opened the box (type to talk) is its first; SDL
+    may also send it as text right after the key, and that copy is dropped.
+    ``keep_text_input``: closing leaves SDL's text input on (a person playing types the next
+    line straight away; SDL makes text of keys only while it is on, when it reads them)."""
 
     modal = True
 
     def __init__(self, stack: ScreenStack, text: TextCache, title: str, on_submit: Callable[[str], None],
                  *, on_cancel: Callable[[], None] | None = None, history: list[str] | None = None,
-                 max_len: int = MAX_TEXT, hint: str = "Enter: send   Esc: cancel   Up: earlier lines"):
+                 max_len: int = MAX_TEXT, hint: str = "Enter: send   Esc: cancel   Up: earlier lines",
+                 initial: str = "", keep_text_input: bool = False):
         self.stack, self.text, self.title = stack, text, title
         self.on_submit, self.on_cancel = on_submit, on_cancel
         self.history = history if history is not None else []
@@ -93,6 +100,11 @@ class TextBox(Screen):
         self.value, self.cursor = "", 0
         self._hist_i = len(self.history)
         self.warning = ""
+        self.keep_text_input = keep_text_input
+        self._echo = ""  # the opening key's character, if SDL sends it as text as well
+        if initial:
+            self._insert(initial)
+            self._echo = initial
         pygame.key.start_text_input()
 
     def _insert(self, s: str) -> None:
@@ -105,12 +117,15 @@ class TextBox(Screen):
         self.cursor += len(s)
 
     def close(self) -> None:
-        pygame.key.stop_text_input()
+        if not self.keep_text_input:
+            pygame.key.stop_text_input()
         self.stack.remove(self)
 
     def handle(self, ev: pygame.event.Event) -> bool:
+        echo, self._echo = self._echo, ""
         if ev.type == pygame.TEXTINPUT:
-            self._insert(ev.text)
+            if not (echo and ev.text == echo):
+                self._insert(ev.text)
             return True
         if ev.type != pygame.KEYDOWN:
             return ev.type in (pygame.KEYUP, pygame.TEXTEDITING)
@@ -253,45 +268,129 @@ class MenuScreen(Screen):
                     (rect.x + 12, rect.bottom - 22))
 
 
+Placed = tuple[str, int, tuple[int, int, int], tuple[int, int]]  # text, font size, colour, where
+
+
+def _columns(heights: Sequence[int], n: int) -> list[list[int]]:
+    """Blocks (in order) split into ``n`` columns of consecutive blocks, the tallest column
+    as short as it can be (a handful of blocks: every split is tried)."""
+    best: list[list[int]] = [list(range(len(heights)))]
+    best_h = sum(heights)
+    for cuts in itertools.combinations(range(1, len(heights)), n - 1):
+        bounds = (0, *cuts, len(heights))
+        cols = [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
+        h = max(sum(heights[i] for i in c) for c in cols)
+        if h < best_h:
+            best, best_h = cols, h
+    return best
+
+
 @dataclass
 class HelpScreen(Screen):
-    """Every key, grouped; F1 or Esc closes it."""
+    """Every key, grouped; F1 or Esc closes it. The sheet fits the window: in columns,
+    and in smaller type where the columns are not enough."""
 
     stack: ScreenStack
     text: TextCache
     groups: Sequence[tuple[str, Sequence[tuple[str, str]]]] = field(default_factory=tuple)
     modal = True
+    MARGIN = 16  # from the window's edges
 
     def handle(self, ev: pygame.event.Event) -> bool:
         if ev.type == pygame.KEYDOWN and ev.key in (pygame.K_F1, pygame.K_ESCAPE):
             self.stack.remove(self)
         return True
 
-    def draw(self, screen: pygame.Surface) -> None:
-        n = sum(len(keys) + 2 for _, keys in self.groups)
-        rect = pygame.Rect(60, 50, 620, 40 + 20 * n)
-        draw_box(screen, rect, PAPER, (255, 200, 60), radius=10, alpha=245)
-        y = rect.y + 12
+    def layout(self, size: tuple[int, int]) -> tuple[pygame.Rect, list[Placed]]:
+        """The sheet's rectangle and every line on it, for a window of ``size``: the
+        largest type (then the fewest columns) at which every key fits inside the window."""
+        for scale in (1.0, 0.9, 0.8, 0.72, 0.64, 0.56):
+            for ncols in (1, 2, 3):
+                got = self._try(size, scale, ncols)
+                if got is not None:
+                    return got
+        got = self._try(size, 0.56, 3, force=True)
+        assert got is not None
+        return got
+
+    def _try(self, size: tuple[int, int], scale: float, ncols: int,
+             force: bool = False) -> tuple[pygame.Rect, list[Placed]] | None:
+        title_size, row_size = max(12, round(21 * scale)), max(11, round(19 * scale))
+        row_h, gap, pad = round(20 * scale), round(14 * scale), round(14 * scale)
+        title_font, row_font = self.text.font(title_size), self.text.font(row_size)
+        avail_w, avail_h = size[0] - 2 * self.MARGIN, size[1] - 2 * self.MARGIN
+        key_w = max(row_font.size(k)[0] for _, keys in self.groups for k, _ in keys) + round(16 * scale)
+        col_w = (avail_w - pad * (ncols + 1)) // ncols
+        what_w = col_w - key_w - round(10 * scale)
+        if what_w < 140 and not force:
+            return None
+        blocks: list[list[tuple[str, str, int]]] = []  # per group: (kind, text, x offset) rows
         for title, keys in self.groups:
-            screen.blit(self.text.render(title, 21, (40, 80, 150)), (rect.x + 14, y))
-            y += 22
+            rows: list[tuple[str, str, int]] = [("title", title, 0)] if title else []
             for key, what in keys:
-                screen.blit(self.text.render(key, 19, INK), (rect.x + 24, y))
-                screen.blit(self.text.render(what, 19, (60, 60, 70)), (rect.x + 190, y))
-                y += 20
-            y += 18
+                for i, line in enumerate(wrap_px(row_font, what, what_w) or [""]):
+                    if i == 0:
+                        rows.append(("key", key, 0))
+                    rows.append(("what", line, key_w))
+            blocks.append(rows)
+
+        def height(rows: list[tuple[str, str, int]]) -> int:
+            return sum(row_h + (2 if kind == "title" else 0) for kind, _, _ in rows if kind != "key") + gap
+
+        heights = [height(b) for b in blocks]
+        cols = _columns(heights, ncols) if ncols > 1 else [list(range(len(blocks)))]
+        foot_h = row_h + pad
+        box_h = pad + max(sum(heights[i] for i in c) for c in cols) + foot_h
+        box_w = pad + ncols * col_w + (ncols - 1) * pad + pad
+        # as narrow as the widest column needs
+        used = max(key_w + max((row_font.size(t)[0] for b in blocks for k, t, _ in b if k == "what"), default=0),
+                   max((title_font.size(t)[0] for b in blocks for k, t, _ in b if k == "title"), default=0))
+        col_w = min(col_w, used + round(10 * scale))
+        box_w = pad + ncols * col_w + (ncols - 1) * pad + pad
+        if box_h > avail_h and not force:
+            return None
+        rect = pygame.Rect(0, 0, min(box_w, avail_w), min(box_h, avail_h))
+        rect.center = (size[0] // 2, size[1] // 2)
+        placed: list[Placed] = []
+        for ci, col in enumerate(cols):
+            x0 = rect.x + pad + ci * (col_w + pad)
+            y = rect.y + pad
+            for bi in col:
+                for kind, line, dx in blocks[bi]:
+                    if kind == "title":
+                        placed.append((line, title_size, (40, 80, 150), (x0, y)))
+                        y += row_h + 2
+                    elif kind == "key":
+                        placed.append((line, row_size, INK, (x0 + round(10 * scale), y)))
+                    else:
+                        placed.append((line, row_size, (60, 60, 70), (x0 + dx, y)))
+                        y += row_h
+                y += gap
+        placed.append(("F1 or Esc: close", row_size, (110, 110, 120), (rect.x + pad, rect.bottom - foot_h + 2)))
+        return rect, placed
+
+    def draw(self, screen: pygame.Surface) -> None:
+        rect, placed = self.layout(screen.get_size())
+        draw_box(screen, rect, PAPER, (255, 200, 60), radius=10, alpha=245)
+        for line, size, colour, at in placed:
+            screen.blit(self.text.render(line, size, colour), at)
 
 
 class EndOfShiftScreen(Screen):
     """The shift is over: cases seen, verdicts, accuracy with its interval, time per
-    case. Enter or Esc goes back to the hospital; Q quits."""
+    case. Enter or Esc goes back to the hospital; Q quits. The box stays inside ``area``
+    (the map view: the dialogue panel and its header stay in sight), its rows cut to fit;
+    cases that do not fit are counted on a last line."""
 
     modal = True
+    CELLS = (0, 150, 230, 310)  # x of a case row's cells: case, verdict, time, diagnosis
+    ROW = 21
 
     def __init__(self, stack: ScreenStack, text: TextCache, stats: dict[str, Any], rows: Sequence[dict[str, Any]],
-                 minutes: dict[str, float], on_quit: Callable[[], None]):
+                 minutes: dict[str, float], on_quit: Callable[[], None], area: pygame.Rect | None = None):
         self.stack, self.text, self.stats, self.rows = stack, text, stats, list(rows)
         self.minutes, self.on_quit = minutes, on_quit
+        self.area = area
 
     def handle(self, ev: pygame.event.Event) -> bool:
         if ev.type == pygame.KEYDOWN:
@@ -323,16 +422,33 @@ class EndOfShiftScreen(Screen):
             out.append(("\t".join((r["case_id"][:16], verdict, t, (r.get("diagnosis") or "no diagnosis")[:60])), col))
         return out
 
-    def draw(self, screen: pygame.Surface) -> None:
-        lines = self.lines()[:26]
-        rect = pygame.Rect(60, 60, min(880, screen.get_width() - 120), 70 + 21 * len(lines))
-        draw_box(screen, rect, PAPER, (90, 160, 255), radius=12, alpha=248)
-        screen.blit(self.text.render("End of the shift", 26, (40, 80, 150)), (rect.x + 16, rect.y + 12))
+    def layout(self, size: tuple[int, int]) -> tuple[pygame.Rect, list[Placed]]:
+        """The box and every cell on it, for a window of ``size``."""
+        area = self.area or pygame.Rect(0, 0, *size)
+        margin = 20
+        lines = self.lines()
+        room = max(1, (area.height - 2 * margin - 70) // self.ROW)  # the rows that fit
+        if len(lines) > room:
+            hidden = len(lines) - (room - 1)
+            lines = lines[: room - 1] + [(f"... and {hidden} more (the shift log has every case)", (110, 110, 120))]
+        rect = pygame.Rect(area.x + margin, area.y + margin, min(880, area.width - 2 * margin), 70 + self.ROW * len(lines))
+        font = self.text.font(19)
+        placed: list[Placed] = [("End of the shift", 26, (40, 80, 150), (rect.x + 16, rect.y + 12))]
         for i, (line, col) in enumerate(lines):
-            for cell, x in zip(line.split("\t"), (0, 150, 230, 310)):  # table rows are tab-separated cells
-                screen.blit(self.text.render(cell, 19, col), (rect.x + 16 + x, rect.y + 44 + 21 * i))
-        screen.blit(self.text.render("Enter: back to the hospital   Q: quit", 17, (110, 110, 120)),
-                    (rect.x + 16, rect.bottom - 24))
+            cells = line.split("\t")  # table rows are tab-separated cells
+            xs = self.CELLS if len(cells) > 1 else (0,)
+            for j, (cell, x) in enumerate(zip(cells, xs)):
+                width = rect.width - 32 - x if j == len(cells) - 1 else xs[j + 1] - x - 8
+                placed.append((fit_px(font, cell, width), 19, col,
+                               (rect.x + 16 + x, rect.y + 44 + self.ROW * i)))
+        placed.append(("Enter: back to the hospital   Q: quit", 17, (110, 110, 120), (rect.x + 16, rect.bottom - 24)))
+        return rect, placed
+
+    def draw(self, screen: pygame.Surface) -> None:
+        rect, placed = self.layout(screen.get_size())
+        draw_box(screen, rect, PAPER, (90, 160, 255), radius=12, alpha=248)
+        for line, size, colour, at in placed:
+            screen.blit(self.text.render(line, size, colour), at)
 
 
 def as_rgb(img: pygame.Surface) -> pygame.Surface:

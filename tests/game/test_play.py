@@ -93,7 +93,7 @@ def test_a_player_plays_a_whole_case_with_the_keyboard(hospital):
         key(pygame.K_RETURN)
         frame(ui, screen)
     wait_for_turn(ui, screen)
-    key(pygame.K_o)  # the test menu
+    key(pygame.K_o, pygame.KMOD_CTRL)  # the test menu (a letter while playing is typing: Ctrl makes it a game key)
     frame(ui, screen)
     menu = ui.stack.top
     assert isinstance(menu, MenuScreen)
@@ -105,7 +105,7 @@ def test_a_player_plays_a_whole_case_with_the_keyboard(hospital):
     req = wait_for_turn(ui, screen)
     assert req.obs.text.startswith("Technician: RESULTS")  # the result came back
     case = ui.world.encounters[0].case
-    key(pygame.K_x)
+    key(pygame.K_x, pygame.KMOD_CTRL)
     text(case.diagnosis)
     key(pygame.K_RETURN)
     deadline = time.time() + 60
@@ -182,7 +182,7 @@ def test_giving_back_mid_consultation_lets_the_ai_finish(hospital):
     key(pygame.K_RETURN)
     frame(ui, screen)
     wait_for_turn(ui, screen)
-    key(pygame.K_g)  # back to the AI, while the world waits for the person's turn
+    key(pygame.K_g, pygame.KMOD_CTRL)  # back to the AI, while the world waits for the person's turn
     deadline = time.time() + 60
     while not ui.world.finished and time.time() < deadline:
         frame(ui, screen)
@@ -241,6 +241,8 @@ def test_the_view_shows_who_is_who_and_the_end_of_the_shift(tmp_path):
             frame(ui, screen)
         end = ui.stack.top
         assert isinstance(end, EndOfShiftScreen)
+        box = end.layout(screen.get_size())[0]
+        assert not box.colliderect(ui.panel_rect()) and ui.map_area().contains(box)  # the panel's header stays in sight
         text_lines = [line for line, _ in end.lines()]
         assert text_lines[0].startswith("Cases seen: 2") and "Accuracy:" in text_lines[1]
         assert sum(1 for line in text_lines if line.startswith(("demo-",))) == 2
@@ -376,5 +378,172 @@ def test_the_machine_that_glows_is_the_one_the_test_station_declares():
         world.map.test_stations = tuple(dataclasses.replace(s, machine="ct_scanner") if s.name == "xray_station" else s
                                         for s in world.map.test_stations)
         assert lit() == {"ct_scanner"}
+    finally:
+        pygame.quit()
+
+
+def type_keys(s, text_input=True):
+    """Keys as a keyboard sends them: per character a KEYDOWN that carries it, the text
+    SDL derives from it (when text input is on), a KEYUP; "\n" is Enter."""
+    for ch in s:
+        if ch == "\n":
+            key(pygame.K_RETURN)
+            continue
+        k = ord(ch.lower()) if ord(ch) < 128 else 0
+        mod = pygame.KMOD_SHIFT if ch.isupper() else 0
+        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=mod, unicode=ch, scancode=0))
+        if text_input:
+            text(ch)
+        pygame.event.post(pygame.event.Event(pygame.KEYUP, key=k, mod=mod, unicode=ch, scancode=0))
+
+
+def test_a_sentence_typed_when_it_is_not_your_turn_neither_pauses_nor_orders(hospital):
+    """While a person plays an agent, keys that write characters are words: off their turn
+    nothing happens (the bar says so); on their turn they open the text box, so a typed
+    line is said, never taken as game keys (Space pausing, O ordering, G giving back, Q
+    quitting)."""
+    ui, screen, log = hospital
+    ui.take_over("doctor-1")  # at the shift's start: nobody is in a consultation yet
+    frame(ui, screen)
+    assert ui.world.controlled == "doctor-1" and ui.request() is None
+    before = (ui.paused, ui.speed_i, ui.show_minimap, ui.show_tags, ui.cam.zoom_i, ui.selected, ui.world.controlled)
+    type_keys("Pneumonia. Order a chest x-ray, then 1 2 3 4 zoom + - quit? gives back: T V F")
+    frame(ui, screen)
+    after = (ui.paused, ui.speed_i, ui.show_minimap, ui.show_tags, ui.cam.zoom_i, ui.selected, ui.world.controlled)
+    assert after == before and ui.running and ui.stack.top is ui
+    assert "Not your turn yet" in ui.flash
+    # on the turn, a typed line opens the text box with it and is asked, not ordered
+    wait_for_turn(ui, screen)
+    type_keys("okay, order the x-ray?\n")
+    frame(ui, screen, 3)
+    deadline = time.time() + 30
+    said = []
+    while not said and time.time() < deadline:
+        frame(ui, screen)
+        said = [e for e in read_events(log) if e["type"] == "utterance" and e["speaker"] == "doctor"]
+    assert [e["text"] for e in said] == ["okay, order the x-ray?"] and said[0]["source"] == "human"
+    assert not [e for e in read_events(log) if e["type"] == "test_requested"]
+    # the next turn: with text input off (after a text box closed SDL sends no text), the
+    # first key still starts the line, once
+    wait_for_turn(ui, screen)
+    pygame.key.stop_text_input()
+    type_keys("W", text_input=False)
+    frame(ui, screen)
+    box = ui.stack.top
+    assert isinstance(box, TextBox) and box.value == "W"
+    type_keys("here?")
+    frame(ui, screen)
+    assert box.value == "Where?"
+    # a game key while playing takes Ctrl: Ctrl+Space pauses
+    key(pygame.K_ESCAPE)
+    key(pygame.K_SPACE, pygame.KMOD_CTRL)
+    frame(ui, screen)
+    assert ui.paused
+
+
+def test_a_person_playing_the_patient_sees_their_case_sheet(hospital):
+    """The window shows the patient a person plays what the terminal's `consult --as
+    patient` prints ("What you know about yourself"), escaped, beside the dialogue; F2
+    hides it; the diagnosis is not on it."""
+    import dataclasses
+
+    ui, screen, _ = hospital
+    ui.take_over("patient-1")
+    wait_for_turn(ui, screen)
+    enc = next(e for e in ui.world.encounters if e.patient.id == "patient-1")
+    enc.case = dataclasses.replace(enc.case, patient={**enc.case.patient,
+                                                      "History": "Began \x1b[31mred\u202e at noon. " + enc.case.patient["History"]})
+    frame(ui, screen)
+    shown = ui.sheet_drawn
+    assert shown[0].startswith(f"You are the patient: a {enc.case.demographics}")
+    assert "What you know about yourself" in " ".join(shown)
+    assert any(line.startswith("History: Began \\x1b[31mred\\u202e at noon.") for line in shown)
+    assert not any(ch in line for line in shown for ch in "\x1b\u202e")
+    assert enc.case.diagnosis.lower() not in " ".join(shown).lower()
+    assert screen.get_at((ui._sheet_rect.x + 3, ui._sheet_rect.bottom - 3))[:3] == (44, 50, 68)
+    key(pygame.K_RETURN)  # answering: the sheet stays in sight beside the text box
+    frame(ui, screen, 2)
+    assert isinstance(ui.stack.top, TextBox) and ui.sheet_drawn == shown
+    key(pygame.K_ESCAPE)
+    key(pygame.K_F2)
+    frame(ui, screen)
+    assert ui.sheet_drawn == [] and not ui.show_sheet
+    key(pygame.K_F2)
+    frame(ui, screen)
+    assert ui.sheet_drawn == shown
+
+
+def test_a_person_playing_the_technician_sees_the_records(hospital):
+    """The technician's sheet: the case's examination and test records, opened at the
+    records of the order asked."""
+    ui, screen, _ = hospital
+    ui.take_over("technician")
+    req = wait_for_turn(ui, screen)
+    frame(ui, screen, 2)
+    case = next(e.case for e in ui.world.encounters if e.case.id == req.case_id)
+    sheet = ui.case_sheet()
+    assert req.role == "measurement" and req.obs.order and (sheet.case_id, sheet.role) == (case.id, "measurement")
+    assert sheet.heading == f"You are the technician for a {case.demographics}; answer each order from the records:"
+    assert " Examination:" in sheet.lines() and " Tests:" in sheet.lines()
+    assert any(line.lower().startswith(req.obs.order.lower()) for line in ui.sheet_drawn), (req.obs.order, ui.sheet_drawn)
+
+
+def test_v_opens_the_study_the_popup_on_screen_names(tmp_path):
+    """The panel shows one consultation, a popup another's image: V (and a click on the
+    popup) opens the popup's study; a click on a panel line opens the study that line
+    names."""
+    import dataclasses
+
+    from agents.cases.registry import load_cases
+    from game.runner import InlineRunner
+    from game.view.screens import ImageViewer
+    from game.world import Notice
+
+    pygame.init()
+    screen = pygame.display.set_mode((1280, 720))
+    try:
+        spec = build_spec(None, {"cases": "imaging", "world.doctors": 1, "world.patients": 1,
+                                 "world.arrival_interval_s": 1.0})
+        world = build_shift(spec, runner=InlineRunner(), log=None, pool=LlamaPool())
+        ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
+        ui.speed_i = 3
+        deadline = time.time() + 60
+        while not [n for n in world.notices if n.kind == "image"] and time.time() < deadline:
+            frame(ui, screen)
+        mine = next(n for n in world.notices if n.kind == "image")
+        ui.select(world.encounters[0].doctor.id)  # the panel: this consultation
+        ui.paused = True
+        # another case's study, in a popup now; this case's popup has gone
+        other_case = next(c for c in load_cases("imaging")[0] if c.id != mine.case_id and c.imaging
+                          and not c.imaging[0].is_url)
+        st = other_case.imaging[0]
+        other = Notice(world.t, "image", other_case.id, f"{st.test}: {st.body_part or st.modality}", st.report, st.image)
+        world.notices[world.notices.index(mine)] = mine = dataclasses.replace(mine, t=world.t - 30)
+        world.notices.append(other)
+        frame(ui, screen, 2)
+        assert ui.latest_image() == mine  # the panel's newest study is another than the popup's
+        key(pygame.K_v)
+        frame(ui, screen)
+        viewer = ui.stack.top
+        assert isinstance(viewer, ImageViewer) and viewer.title == other.title and viewer.report == other.text
+        assert ui.offered_image() is other
+        key(pygame.K_ESCAPE)
+        frame(ui, screen)
+        # both popups up: V opens the newest (the one saying "V: view the image"); a click
+        # opens the popup clicked, and a panel line the study it names
+        world.notices[world.notices.index(mine)] = mine = dataclasses.replace(mine, t=world.t - 1)
+        frame(ui, screen)
+        assert ui.offered_image() is other
+        rect = next(r for r, n in ui._popups if n is mine)
+        pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=rect.center))
+        frame(ui, screen)
+        assert isinstance(ui.stack.top, ImageViewer) and ui.stack.top.title == mine.title
+        key(pygame.K_ESCAPE)
+        frame(ui, screen)
+        line_rect, named = ui._panel_links[0]
+        assert (named.case_id, named.title) == (mine.case_id, mine.title)
+        pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=line_rect.center))
+        frame(ui, screen)
+        assert isinstance(ui.stack.top, ImageViewer) and ui.stack.top.title == mine.title
     finally:
         pygame.quit()

@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ["SDL_AUDIODRIVER"] = "dummy"
@@ -87,3 +88,80 @@ def test_core_never_imports_pygame(tmp_path):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def _medsim(args, env, cwd):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**env, "PYTHONPATH": root}
+    return subprocess.run([sys.executable, "-m", "medsim", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120)
+
+
+def _bare_env():
+    """This environment without a display, an SDL driver or pygame's greeting switch."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "SDL_AUDIODRIVER",
+                         "PYGAME_HIDE_SUPPORT_PROMPT")}
+
+
+def test_game_commands_print_no_pygame_banner_nor_alsa_errors(tmp_path):
+    """No "Hello from the pygame community" on a game command; no audio device opened (the
+    game has no sound), so no ALSA errors where there is no sound card."""
+    r = _medsim(["play", "--llm", "scripted", "--headless", "--frames", "3", "--patients", "1", "--log",
+                 str(tmp_path / "a.jsonl")], _bare_env(), tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "pygame community" not in r.stdout + r.stderr and "ALSA" not in r.stderr
+    # a window on a driver the user chose (here the dummy one): no audio either
+    r = _medsim(["play", "--llm", "scripted", "--frames", "3", "--patients", "1", "--log", str(tmp_path / "b.jsonl")],
+                {**_bare_env(), "SDL_VIDEODRIVER": "dummy"}, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "pygame community" not in r.stdout + r.stderr and "ALSA" not in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SDL finds a display through DISPLAY on Linux")
+def test_play_with_no_display_says_so_and_writes_nothing(tmp_path):
+    log = tmp_path / "shift.jsonl"
+    r = _medsim(["play", "--llm", "scripted", "--frames", "3", "--patients", "1", "--log", str(log)], _bare_env(),
+                tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "no display: use --headless, or run under Xvfb" in r.stderr
+    assert "ALSA" not in r.stderr and "Traceback" not in r.stderr and not log.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SDL finds a display through DISPLAY on Linux")
+def test_the_view_refuses_a_display_sdl_cannot_open(monkeypatch):
+    """DISPLAY names no X server: SDL falls back to a driver that shows nothing; that is no
+    display either. A driver asked for by name is taken as asked."""
+    from game.view.display import NoDisplay, prepare_display
+
+    for k in ("WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "DISPLAY"):
+        monkeypatch.delenv(k, raising=False)
+    with pytest.raises(NoDisplay, match="DISPLAY and WAYLAND_DISPLAY are not set"):
+        prepare_display(False)
+    monkeypatch.setenv("DISPLAY", ":97")  # no X server there
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/nonexistent")
+    with pytest.raises(NoDisplay, match="fell back"):
+        prepare_display(False)
+    monkeypatch.setenv("SDL_VIDEODRIVER", "offscreen")
+    assert prepare_display(False) == "offscreen"
+    assert prepare_display(True) == "dummy" and os.environ["SDL_VIDEODRIVER"] == "dummy"
+
+
+def test_zoom_outside_its_levels_is_refused(tmp_path, capsys):
+    from game.resources import assets_dir
+    from game.runner import InlineRunner
+    from game.view.app import run_window
+    from agents.llm.llamacpp import LlamaPool
+    from medsim.play import build_shift
+    from medsim.spec import build_spec
+
+    with pytest.raises(SystemExit) as e:
+        main(["play", "--llm", "scripted", "--headless", "--zoom", "3", "--frames", "1", "--log",
+              str(tmp_path / "s.jsonl")])
+    assert e.value.code == 2 and "--zoom: invalid choice: 3.0" in capsys.readouterr().err
+    assert not (tmp_path / "s.jsonl").exists()
+    assert main(["play", "--llm", "scripted", "--headless", "--zoom", "1", "--frames", "1", "--patients", "1",
+                 "--log", str(tmp_path / "ok.jsonl")]) == 0
+    world = build_shift(build_spec(None, {"world.patients": 1}), runner=InlineRunner(), log=None, pool=LlamaPool())
+    with pytest.raises(ValueError, match=r"zoom 3 is not one of 0.5, 0.75, 1, 1.5, 2"):
+        run_window(world, default_map_path(), assets_dir(), headless=True, zoom=3, frames=1)
