@@ -34,7 +34,7 @@ from agents.provenance import file_sha256, git_revision, package_versions, run_p
 from agents.results import case_row, read_results, results_line, row_key, summarise, write_results, write_results_csv
 from agents.scorers import Transcript, score_case
 from agents.recall import case_key
-from agents.textsafe import md_cell, printable
+from agents.textsafe import md_cell, md_text, printable
 from medsim.assemble import Backends, RunPlan, plan_for, pool_for, preflight
 from medsim.memory import open_memory
 from medsim.runlock import RunLock, RunLockError
@@ -512,15 +512,15 @@ def _fmt_acc(s: Mapping[str, Any]) -> str:
 
 def write_report(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                  models: Mapping[str, str], title: str | None = None) -> None:
-    """report.md. Every text from a model, a case or the spec is escaped
-    (:func:`agents.textsafe.printable`); table cells keep their row (``|`` escaped)."""
+    """report.md. Every text from a model, a case or the spec is escaped for Markdown
+    (:func:`agents.textsafe.md_text`, :func:`~agents.textsafe.md_cell`: no tag, link or image)."""
     cell = md_cell
     p = spec.protocol
-    md = [f"# {title or 'medsim bench: ' + spec.cases}", "",
+    md = [f"# {md_text(title or 'medsim bench: ' + spec.cases)}", "",
           f"- git revision: `{git_revision()}`",
           f"- seeds: {', '.join(map(str, spec.seeds))}; protocol {p.name} (doctor {p.doctor_mode}, "
           f"min gathering {p.min_gathering}, guards {'on' if p.guards else 'off'}), max turns {p.max_turns}",
-          "- models: " + ", ".join(f"{r}={printable(m, single_line=True)}" for r, m in models.items()), "",
+          "- models: " + ", ".join(f"{md_text(r)}={md_text(m)}" for r, m in models.items()), "",
           "## Summary", "",
           f"- cases: {summary['cases']} (scored {summary['scored']}, failed {summary['failed']}, errors {summary['errors']})",
           f"- accuracy: {summary['correct']}/{summary['scored']} = {_fmt_acc(summary)}",
@@ -549,6 +549,6 @@ def write_report(out: Path, spec: RunSpec, summary: Mapping[str, Any], rows: Seq
 
     md += care_markdown(summary)  # AutoMedic runs: CARE, for the run and per condition
     if summary["errors"]:
-        md += ["", "## Errors", ""] + [f"- `{cell(k)}`: {cell(v)}" for k, v in summary["error_cases"].items()]
+        md += ["", "## Errors", ""] + [f"- {cell(k)}: {cell(v)}" for k, v in summary["error_cases"].items()]
     # a last pass over the whole page: the title, condition names and anything not a cell
     (out / "report.md").write_text(printable("\n".join(md)) + "\n", encoding="utf-8")

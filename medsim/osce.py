@@ -45,7 +45,7 @@ from agents.suites.osce_personas import (SHIPPED, Persona, PersonaError, load_os
 from agents.suites.osce_results import osce_row, summarise_osce
 from agents.suites.osce_rubric import WEIGHTS, RubricError, load_rubric
 from agents.suites.osce_scripted import OsceScriptedLLM
-from agents.textsafe import printable
+from agents.textsafe import md_cell, md_text, printable
 from medsim.assemble import Backends, preflight_roles
 from agents.llm.url_secrets import redact_spec
 from medsim.runlock import RunLock, RunLockError
@@ -293,7 +293,7 @@ def _f(v: Any) -> str:
 
 
 def _cell(v: Any) -> str:
-    return _f(v).replace("|", "/").replace("\n", " ")
+    return md_cell(_f(v))
 
 
 def write_osce_report(out: Path, spec: OsceSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
@@ -324,13 +324,13 @@ def _run_json(run_dir: Path) -> dict[str, Any]:
 def _write_osce_markdown(out: Path, spec: OsceSpec, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                          models: Mapping[str, str], title: str | None = None) -> None:
     s = summary
-    md = [f"# {title or 'medsim osce: ' + spec.requested}", "",
+    md = [f"# {md_text(title or 'medsim osce: ' + spec.requested)}", "",
           f"- git revision: `{git_revision()}`",
-          f"- personas: {len(spec.personas)} ({spec.requested}); seeds: {', '.join(map(str, spec.seeds))}; "
+          f"- personas: {len(spec.personas)} ({md_text(spec.requested)}); seeds: {', '.join(map(str, spec.seeds))}; "
           f"max rounds {spec.max_rounds}; stop classifier {'on' if spec.stop_classifier else 'off (rules only)'}; "
           f"guards {'on' if spec.guards else 'off'}",
-          f"- cases: {spec.cases}; rubric: {spec.rubric or 'medsim (agents/suites/osce_data/rubric.csv)'}",
-          "- models: " + ", ".join(f"{r}={m}" for r, m in models.items()),
+          f"- cases: {md_text(spec.cases)}; rubric: {md_text(spec.rubric or 'medsim (agents/suites/osce_data/rubric.csv)')}",
+          "- models: " + ", ".join(f"{md_text(r)}={md_text(m)}" for r, m in models.items()),
           "- scores: per category met / (met + not met) x 10 over the conversation so far (a met criterion stays "
           "met); '-' where no criterion of the category was relevant; total = empathy 30%, persuasion 40%, "
           "safety 30% over the categories that have a score",
@@ -346,7 +346,7 @@ def _write_osce_markdown(out: Path, spec: OsceSpec, summary: Mapping[str, Any], 
         md += [f"## By {name}", "", f"| {name} | n | accepted | empathy | persuasion | safety | total |",
                "|---|---|---|---|---|---|---|"]
         for k, b in s[key].items():
-            md.append(f"| {k} | {b['scored']} | {b['accepted']} | {_f(b['mean_empathy'])} | "
+            md.append(f"| {_cell(k)} | {b['scored']} | {b['accepted']} | {_f(b['mean_empathy'])} | "
                       f"{_f(b['mean_persuasion'])} | {_f(b['mean_safety'])} | {_f(b['mean_total'])} |")
         md.append("")
     md += ["## Encounters", "", "| persona | seed | gender | outcome | rounds | empathy | persuasion | safety | total "
@@ -354,24 +354,24 @@ def _write_osce_markdown(out: Path, spec: OsceSpec, summary: Mapping[str, Any], 
     for r in rows:
         g = f"{r.get('gender') or '-'}{' (drawn)' if r.get('gender_drawn') else ''}"
         by_round = " ".join(_f(x.get("total")) for x in r.get("per_round") or [])
-        md.append(f"| {_cell(r['case_id'])} | {r.get('seed', 0)} | {g} | {_cell(r.get('outcome') or r['status'])} | "
+        md.append(f"| {_cell(r['case_id'])} | {r.get('seed', 0)} | {_cell(g)} | {_cell(r.get('outcome') or r['status'])} | "
                   f"{r.get('rounds')} | {_f(r.get('empathy'))} | {_f(r.get('persuasion'))} | {_f(r.get('safety'))} | "
                   f"{_f(r.get('total'))} | {by_round} |")
     md += ["", "## Feedback", ""]
     for r in rows:
         if r.get("error"):
             continue
-        md += [f"### {r['case_id']} (seed {r.get('seed', 0)}): {r.get('outcome') or r['status']}", ""]
+        md += [f"### {md_text(r['case_id'])} (seed {r.get('seed', 0)}): {md_text(r.get('outcome') or r['status'])}", ""]
         for key, label in (("strengths", "Strengths"), ("weaknesses", "Weaknesses"), ("key_moments", "Key moments"),
                            ("suggestions", "Suggestions")):
             items = r.get(key) or []
             md += [f"**{label}**", ""] + ([f"- {_cell(x)}" for x in items] or ["- none"]) + [""]
     failed = [r for r in rows if not r.get("error") and r.get("status") == "failed"]
     if failed:
-        md += ["## Failed encounters", ""] + [f"- `{_cell(r['case_id'])}` (seed {r.get('seed', 0)}, round "
+        md += ["## Failed encounters", ""] + [f"- {_cell(r['case_id'])} (seed {r.get('seed', 0)}, round "
                                               f"{r.get('rounds')}): {_cell(r.get('failure'))}" for r in failed] + [""]
     if s["errors"]:
-        md += ["## Errors", ""] + [f"- `{_cell(k)}`: {_cell(v)}" for k, v in s["error_cases"].items()]
+        md += ["## Errors", ""] + [f"- {_cell(k)}: {_cell(v)}" for k, v in s["error_cases"].items()]
     # model text (the patient's words in key moments) with its controls and bidi marks escaped
     (out / "report.md").write_text(printable("\n".join(md)) + "\n", encoding="utf-8")
 
