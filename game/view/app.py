@@ -14,7 +14,7 @@ from game.catalogue import test_menu
 from game.view.camera import Camera
 from game.view.render import ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble, wrap
 from game.view.screens import (EndOfShiftScreen, HelpScreen, ImageViewer, MenuItem, MenuScreen, Screen, ScreenStack,
-                               TextBox, as_rgb)
+                               TextBox, as_rgb, load_study_image)
 from game.world import World
 
 __all__ = ["SimulationScreen", "run_window", "present"]
@@ -551,7 +551,7 @@ class SimulationScreen(Screen):
         cache = self.__dict__.setdefault("_thumbs", {})
         if path not in cache:
             try:
-                img = as_rgb(pygame.image.load(path))
+                img = as_rgb(load_study_image(path))
                 k = 84 / max(img.get_size())
                 cache[path] = pygame.transform.smoothscale(img, (max(1, int(img.get_width() * k)),
                                                                  max(1, int(img.get_height() * k))))
