@@ -51,6 +51,8 @@ def _load(text: str, source: str) -> PriceTable:
         d = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{source}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{source}: invalid TOML: nested too deeply to parse") from None
     tests = d.get("tests") or {}
     v = d.get("visits") or {}
     bad = [k for k, p in tests.items() if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0]

@@ -19,11 +19,14 @@ sent.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TextIO
+
+from agents.textsafe import UNSAFE
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
@@ -451,8 +454,16 @@ class TeeSink:
             s.emit(event)
 
 
+def _json_escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
 def _dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """One log line: UTF-8 JSON, but each character :data:`agents.textsafe.UNSAFE`
+    names (controls, bidi marks, line separators, lone surrogates) as a ``\\uXXXX``
+    escape. JSON's own syntax is ASCII, so every such character is inside a string, and
+    the escape reads back as the same character: any event is written and round-trips."""
+    return UNSAFE.sub(_json_escape, json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
 
 
 class LogError(ValueError):

@@ -10,6 +10,15 @@ a sentence about oneself, a negation or exclusion of the key, a sibling (type 1 
 type 2, hyper- for hypo-, chronic for acute, B for C, ...) and a broader class made of
 fewer of the key's words ("Leukemia" for "Chronic lymphocytic leukemia"). Everything else (synonyms
 outside the table, most broader classes, different conditions) is left to the LLM judge.
+
+The diagnosis is written by the model under test, so it is read as data, never as words
+to the judge: it is cleaned first (NFKC, so full-width letters are plain ones; zero-width
+and bidi characters out); the pre-check says wrong for one longer than
+:data:`MAX_DIAGNOSIS_CHARS`, for one holding text addressed to a grader (instructions, a
+claimed verdict or answer key, JSON, chat-role markers) and for a list of four or more
+conditions, and never says right for one of several conditions (that is the judge's to
+decide); the judge gets it as one line of its own, cut at the cap
+(:func:`diagnosis_for_judge`).
 """
 from __future__ import annotations
 
@@ -24,10 +33,12 @@ from agents.events import EventSink, JudgeDecision
 from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.prompts import render
+from agents.textsafe import UNSAFE
 
 __all__ = ["normalise", "not_a_diagnosis", "strip_lead_in", "strip_hedges", "precheck", "parse_verdict", "Verdict",
            "judge_diagnosis", "judge_messages", "JudgeUnparsed", "RELATIONS", "JUDGE_SCHEMA", "REPLY_FORMATS",
-           "DEFAULT_REPLY_FORMAT", "names_condition"]
+           "DEFAULT_REPLY_FORMAT", "names_condition", "MAX_DIAGNOSIS_CHARS", "clean_diagnosis", "diagnosis_for_judge",
+           "addressed_to_judge", "condition_items"]
 
 
 # --------------------------------------------------------------------------- tables
@@ -391,6 +402,86 @@ def _head(text: str) -> tuple[_Clause | None, list[_Clause]]:
     return next((c for c in cl if not c.negated), None), cl
 
 
+# --------------------------------------------------------------------------- model text as data
+MAX_DIAGNOSIS_CHARS = 300  # a diagnosis names a condition; the shipped pairs' longest is 105 characters
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# letters of other scripts that look like Latin ones ("Тhе аnswеr"), folded for the check alone
+_HOMOGLYPHS = str.maketrans("аеорсухіјѕԁһӏвкмнтгԛԝοαεικνρτυχ", "aeopcyxijsdhlbkmhtrqwoaeikvptux")
+
+
+def clean_diagnosis(text: str) -> str:
+    """A diagnosis as the pre-check and the judge read it: NFKC (full-width and other
+    compatibility forms are plain letters), zero-width, soft-hyphen and bidi characters
+    removed, every other control (newlines included) a space, spaces collapsed."""
+    t = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    return " ".join(UNSAFE.sub(" ", t).split())
+
+
+def diagnosis_for_judge(text: str) -> str:
+    """The diagnosis for the judge's prompt: :func:`clean_diagnosis` (one line: a newline
+    in it cannot start a line of the prompt, "Correct diagnosis: ..." among them), cut at
+    :data:`MAX_DIAGNOSIS_CHARS` (marked "[cut]").
+
+    It is delimited by its line, not by quotes, and the prompt keeps the words the
+    labelled set was measured with: on the embedded 1.5B judge, quoting it (as a JSON
+    string or in guillemets) or telling the judge that it is data made 1 to 8 more of the
+    44 labelled pairs the pre-check leaves to it come out wrong, and the judge still
+    followed 4 or 5 of 5 injections put to it directly. What stops injections is the
+    pre-check, which refuses text addressed to the judge (:func:`addressed_to_judge`)."""
+    t = clean_diagnosis(text)
+    if len(t) > MAX_DIAGNOSIS_CHARS:
+        t = t[:MAX_DIAGNOSIS_CHARS].rstrip() + " [cut]"
+    return t
+
+
+_ADDRESSED = re.compile(
+    r"[{}]|<\s*/?\s*[a-z|!]|<\|"  # JSON, tags, chat-template tokens
+    r"|\b(?:ignore|disregard|overrid(?:e|ing)|overrule)\b"
+    r"|\b(?:judge|judges|grader|graders|grading|evaluator|assistant|verdict|rubric|instructions?|system\s+prompt"
+    r"|prompt\s+injection)\b"
+    r"|\b(?:answer\s+key|correct\s+(?:diagnosis|answer)|right\s+answer|true\s+diagnosis|reference\s+(?:diagnosis"
+    r"|answer)|doctor'?s\s+diagnosis)\b"
+    r"|\b(?:reply|respond|output|answer|say|print|return|mark|grade|classify|label|score)\b"
+    r"(?:\s+(?:it|this|that|with|as))*\s*[\"'“]?\s*(?:yes|same|correct|true|right|more[\s_]specific|match(?:es)?)\b"
+    r"|\bis\s+correct\b|\bthe\s+same\s+(?:condition|diagnosis|disease|thing)\s+as\b|\brelation\s*[:=]"
+    r"|(?:^|[.!?]\s)\s*(?:system|user|assistant|human)\s*:",
+    re.IGNORECASE)
+
+
+def addressed_to_judge(text: str) -> bool:
+    """Whether ``text`` holds words for whoever grades it (instructions, a claimed verdict
+    or answer key, JSON, a chat role), homoglyphs and invisible characters folded first.
+    No diagnosis holds them: a doctor model that writes them is talking to the judge."""
+    return bool(_ADDRESSED.search(clean_diagnosis(text).lower().translate(_HOMOGLYPHS)))
+
+
+_ITEM_SEP = re.compile(r"[,;\n]|\s[-–—/]\s|\s(?:and|&|\+)\s|(?<=[A-Za-z]{3})[.!?]\s+(?=\S)|(?:^|\s)(?:\d+[.)]|[-*•])\s+")
+
+
+# words of a part that only qualifies the condition before it ("pneumonia, right lower lobe, community-acquired")
+_QUALIFIER_WORDS = {"lobe", "lobar", "lung", "side", "sided", "community", "acquired", "hospital", "nosocomial", "onset",
+                    "early", "late", "new", "stage", "grade", "type", "apical", "basal", "middle", "partial", "total",
+                    "confirmed", "poorly", "well", "controlled", "unspecified", "both", "one"}
+_QUALIFIER_CANON = _NON_SPECIFYING_CANON | {_spell(w) for w in _QUALIFIER_WORDS}
+
+
+def condition_items(text: str) -> int:
+    """How many conditions ``text`` lists: its parts between commas, semicolons, lines,
+    "and", bullets and sentence ends, less the negated ones ("no effusion", "PE ruled
+    out"), the ones that only qualify ("bilateral", "right lower lobe") and empty ones.
+    "Pneumonia with effusion, right lower lobe" is one; "Asthma, COPD, pneumonia" three."""
+    n = 0
+    for part in _ITEM_SEP.split(strip_hedges(text)):
+        p = part.strip(" .")
+        if not normalise(p) or _NEG_ONLY.match(p) or _NEG_PRE.match(p) or _NEG_POST.search(p):
+            continue
+        words = _core(_words(p))
+        if words and all(w in _QUALIFIER_CANON or w.isdigit() for w in words):
+            continue
+        n += 1
+    return max(n, 1) if normalise(text) else 0
+
+
 # --------------------------------------------------------------------------- checks
 _FIRST_PERSON = re.compile(
     r"\b(?:i(?:'m|'d|'ve|'ll)|i\s+(?:am|think|believe|suspect|guess|would|will|have|need|can|cannot|can't|don't|do"
@@ -509,10 +600,20 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     or a more specific form of it is right; anything else is undecided."""
     if diagnosis is None or not normalise(diagnosis):
         return Verdict(False, "precheck", "no_diagnosis", "no diagnosis was given")
-    dx = strip_hedges(diagnosis) or diagnosis.strip()
+    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])  # past that it is too long whatever it holds
+    dx = strip_hedges(raw) or raw
     short = dx[:80]
-    if normalise(dx) == normalise(truth) or normalise(diagnosis) == normalise(truth):
+    if len(raw) > MAX_DIAGNOSIS_CHARS:
+        return Verdict(False, "precheck", "too_long", f"a diagnosis of {len(diagnosis)} characters names no single "
+                       f"condition (at most {MAX_DIAGNOSIS_CHARS})")
+    if normalise(dx) == normalise(truth) or normalise(raw) == normalise(truth):
         return Verdict(True, "precheck", "normalised_equal", f"'{short}' equals '{truth}' after normalisation")
+    if addressed_to_judge(raw) and not addressed_to_judge(truth):
+        return Verdict(False, "precheck", "addressed_to_judge", f"'{short}' holds words for the judge (instructions, "
+                       "a verdict, an answer key or JSON), not one diagnosis")
+    items = condition_items(dx) - max(0, condition_items(truth) - 1)  # the key's own commas ("Hand, foot and mouth")
+    if items >= 4:
+        return Verdict(False, "precheck", "not_a_diagnosis", f"'{short}' lists {items} conditions, not one diagnosis")
     why = not_a_diagnosis(dx)
     if why:
         if not_a_diagnosis(truth) or _NORMAL_KEY.search(truth):  # "Normal behavior": "No abnormality" may match
@@ -553,6 +654,8 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     # more specific: every core word of the key in the head, nothing that changes the condition
     need = key - optional if key - optional else key
     if _satisfied(need, hw):
+        if items > 1:  # the key among other conditions ("Pneumonia, asthma, COPD"): the judge decides
+            return Verdict(None, "precheck", "undecided", f"'{short}' names {items} conditions; needs the judge")
         blocked = _conflicts(key, hw, _BLOCKING)[0] or hw & _BLOCKERS or any(
             hw & _FALSE_FRIENDS_CANON.get(k, set()) for k in key) or "/" in dx or head_clause.unsure or any(
             c.link in _UNSURE_LINKS and not c.negated for c in clauses)
@@ -649,12 +752,14 @@ class JudgeUnparsed(RuntimeError):
 
 
 def judge_messages(diagnosis: str, truth: str, reply_format: str = DEFAULT_REPLY_FORMAT) -> list[Message]:
-    """The judge's prompt (system and user messages) for one reply format."""
+    """The judge's prompt (system and user messages) for one reply format; the diagnosis
+    one cleaned line, capped (:func:`diagnosis_for_judge`)."""
     if reply_format not in REPLY_FORMATS:
         raise ValueError(f"reply_format must be one of {REPLY_FORMATS}, got {reply_format!r}")
     suffix = "" if reply_format == "text" else "_json"
     return [Message("system", render("judge" + suffix)),
-            Message("user", render("judge_user" + suffix, truth=truth, diagnosis=diagnosis))]
+            Message("user", render("judge_user" + suffix, truth=clean_diagnosis(truth),
+                                   diagnosis=diagnosis_for_judge(diagnosis)))]
 
 
 def judge_diagnosis(

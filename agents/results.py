@@ -20,9 +20,10 @@ from agents.cases.model import Case
 from agents.costs import case_cost
 from agents.scorers import Transcript
 from agents.stats import wilson_interval
+from agents.textsafe import printable
 
-__all__ = ["row_key", "unique_rows", "case_row", "call_totals", "summarise", "read_results", "results_line", "write_results", "write_results_csv",
-           "CSV_COLUMNS", "ResultsError"]
+__all__ = ["row_key", "unique_rows", "case_row", "call_totals", "summarise", "read_results", "results_line",
+           "write_results", "write_results_csv", "CSV_COLUMNS", "ResultsError", "csv_cell"]
 
 
 class ResultsError(RuntimeError):
@@ -243,23 +244,36 @@ CSV_COLUMNS = ("case_id", "seed", "condition", "status", "correct", "diagnosis",
                "currency", "specialty", "events")
 
 
-def _csv_value(v: Any) -> Any:
+# what makes a spreadsheet read a cell as a formula (OWASP's CSV injection list; the
+# full-width forms some spreadsheets take as the same), after any leading spaces
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def csv_cell(v: Any) -> Any:
+    """One results.csv cell: None is empty, a number stays a number, a list's items are
+    joined with "; "; text is :func:`agents.textsafe.printable` (controls, bidi marks and
+    lone surrogates as visible escapes; newlines and tabs kept, inside the cell's quotes)
+    and, where a spreadsheet would take it for a formula (it starts with ``=``, ``+``,
+    ``-``, ``@``, a tab or a CR and is not a plain number), starts with a single quote,
+    which spreadsheets show as text. results.jsonl keeps every value exactly."""
     if v is None:
         return ""
+    if isinstance(v, (bool, int, float)):
+        return v
     if isinstance(v, (list, tuple)):
         v = "; ".join("" if x is None else str(x) for x in v)
-    if isinstance(v, str):  # an unpaired surrogate (model text can hold one) cannot be UTF-8: U+FFFD
-        v = _SURROGATE.sub("\ufffd", v)
-    return v
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+    s = printable(v)
+    if s.lstrip(" ").startswith(_FORMULA_START) and not _NUMBER.fullmatch(s.strip()):
+        s = "'" + s
+    return s
 
 
 def write_results_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
     """``results.csv`` beside results.jsonl, for a spreadsheet or a DataFrame: one line
     per row, the rows' scalar fields (a list's items joined with "; ", None as an empty
-    cell; a field holding a mapping, like the memory's state, is left out). Columns:
+    cell; a field holding a mapping, like the memory's state, is left out; each cell
+    through :func:`csv_cell`: no formula, no raw control or bidi character). Columns:
     :data:`CSV_COLUMNS` first, then any other field by name. Written to a temporary file
     and renamed, so a reader never sees half of it."""
     seen: set[str] = set()
@@ -275,8 +289,8 @@ def write_results_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(cols)
+        w.writerow([csv_cell(c) for c in cols])
         for r in rows:
-            w.writerow([_csv_value(r.get(c)) for c in cols])
+            w.writerow([csv_cell(r.get(c)) for c in cols])
     os.replace(tmp, path)
     return path

@@ -16,6 +16,7 @@ from agents.settings import SpecError
 from agents.suites.registry import get_suite
 from agents.textsafe import printable
 from medsim.flags import STAR, add_spec_flags, check_flags_for_suite, flag_for, overrides
+from medsim.report_server import port_arg
 from medsim.spec import RunSpec, load_toml, spec_from_raw, suite_of
 
 __all__ = ["main", "build_parser", "spec_from_args"]
@@ -197,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     vw = sub.add_parser("view", help="serve a run's report.html and transcripts on 127.0.0.1")
     vw.add_argument("run_dir", type=Path)
-    vw.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port; default 8000)")
+    vw.add_argument("--port", type=port_arg, default=8000, help="port on 127.0.0.1 (0: any free port; default 8000)")
     bw = vw.add_mutually_exclusive_group()
     bw.add_argument("--browser", dest="open_browser", action="store_true", default=False,
                     help="also open the report in a web browser")
@@ -411,6 +412,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             LLMError, MapError, ResultsError, PairsError) as e:
         logger.error("%s", e)
         return 2
+    except BrokenPipeError:  # `medsim cases ... | head`: the reader has what it wanted; stdout goes nowhere now
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush has nowhere to fail
+        return 141  # 128 + SIGPIPE, as a shell reports a writer its pipe's reader left
     except OSError as e:
         if getattr(e, "filename", None):
             logger.error("%s: %s", e.filename, e.strerror or e)

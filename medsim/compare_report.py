@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from agents.textsafe import md_cell, printable
+from agents.textsafe import md_cell, md_text, printable
 from medsim.compare import CompareReport, Comparison, run_label, run_models
 
 __all__ = ["CompareOutputs", "markdown", "write_chart", "write_outputs", "default_out", "MAX_LISTED"]
@@ -78,17 +78,18 @@ def markdown(report: CompareReport, chart: str | None = "compare.png") -> str:
     for i, r in enumerate(report.runs):
         label = run_label(i)
         models = run_models(r)
-        what = f"cases {r.spec.get('cases', '?')}, {len(r.rows)} cells"
+        what = f"cases {md_text(r.spec.get('cases', '?'))}, {len(r.rows)} cells"
         if models.get("doctor"):
-            what += f", doctor {models['doctor']}"
-        md.append(f"- **{label}** = `{r.path}`" + (f" condition `{r.condition}`" if r.condition else "") + f" ({what})")
+            what += f", doctor {md_text(models['doctor'])}"
+        md.append(f"- **{label}** = {md_text(r.path)}" + (f" condition {md_text(r.condition)}" if r.condition else "")
+                  + f" ({what})")
     md += ["", "Each run is compared with A on the cells both hold (same case id and seed, and the same "
                "condition unless one was picked as RUN:CONDITION). Cells that errored, failed or were not scored "
                "in either run are listed and left out of the accuracies, the difference, the test and the ratios.", ""]
     if chart:
         md += [f"![accuracy with 95% intervals, and the flips]({chart})", ""]
     for c in report.comparisons:
-        md += [f"## {_title(c)}", "",
+        md += [f"## {md_text(_title(c))}", "",
                f"- cells in both: {c.shared}; only in {c.a}: {c.only_a}, only in {c.b}: {c.only_b} (not compared)",
                f"- excluded (errored, failed or not scored in either run): {len(c.excluded)}; paired cells: {c.paired}",
                "", "| run | right | accuracy | 95% CI (Wilson) |", "|---|---|---|---|",
@@ -109,8 +110,8 @@ def markdown(report: CompareReport, chart: str | None = "compare.png") -> str:
         md += ["", f"### Cost per paired cell ({c.b}/{c.a})", "",
                f"| measure | {c.a} per cell | {c.b} per cell | {c.b}/{c.a} |", "|---|---|---|---|"]
         for r in c.ratios:
-            md.append(f"| {r.measure} | {_num(r.a_per_cell)} | {_num(r.b_per_cell)} | {_ratio(r.ratio)}"
-                      f"{' (' + r.note + ')' if r.note else ''} |")
+            md.append(f"| {_cell(r.measure)} | {_num(r.a_per_cell)} | {_num(r.b_per_cell)} | {_ratio(r.ratio)}"
+                      f"{' (' + _cell(r.note) + ')' if r.note else ''} |")
         for flips, head in ((c.flips_a_right, f"Right in {c.a}, wrong in {c.b}"),
                             (c.flips_b_right, f"Wrong in {c.a}, right in {c.b}")):
             md += ["", f"### {head} ({len(flips)})", ""]
@@ -128,7 +129,7 @@ def markdown(report: CompareReport, chart: str | None = "compare.png") -> str:
                 md.append(f"| ... | | {len(c.excluded) - MAX_LISTED} more in compare.json | |")
         md.append("")
     if report.notes:
-        md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
+        md += ["## Notes", ""] + [f"- {md_text(n)}" for n in report.notes] + [""]
     # model, case and run text escaped everywhere on the page, not only in the tables
     return printable("\n".join(md))
 

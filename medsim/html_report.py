@@ -21,6 +21,7 @@ import math
 import os
 import re
 import shlex
+import stat
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from markupsafe import Markup, escape
 
 from agents.events import expand_prompts
+from agents.image_file import read_image_bytes
 from agents.results import read_results, summarise
 from agents.roles import STAFF, get_role, role_names, speaker_label
 from agents.textsafe import UNSAFE
@@ -335,15 +337,17 @@ def _distribution_plot(rows: Sequence[Mapping[str, Any]]) -> Plot:
 
 # -- transcripts ------------------------------------------------------------------------------
 def _thumbnail(image: str) -> str | None:
-    """A local image as a small inline PNG; None for a URL or a file that is not here."""
+    """A local image as a small inline PNG; None for a URL, a file that is not here, or
+    one :func:`agents.image_file.read_image_bytes` refuses (not a regular file, too big,
+    too slow: never a device or a FIFO)."""
     if not image or "://" in image:
         return None
     p = Path(image)
     try:
-        st = p.stat()
+        st = p.lstat()
     except OSError:
         return None
-    return _thumbnail_of(str(p), st.st_size, st.st_mtime_ns) if p.is_file() else None
+    return _thumbnail_of(str(p), st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
 
 @lru_cache(maxsize=64)  # one study's image is returned in many cells of a grid
@@ -351,7 +355,7 @@ def _thumbnail_of(path: str, size: int, mtime_ns: int) -> str | None:
     try:
         from PIL import Image
 
-        with Image.open(path) as im:
+        with Image.open(io.BytesIO(read_image_bytes(path))) as im:
             im.thumbnail((_THUMB_PX, _THUMB_PX))
             buf = io.BytesIO()
             (im if im.mode in ("L", "RGB", "RGBA") else im.convert("RGBA")).save(buf, format="PNG")

@@ -5,9 +5,15 @@ with ``..``, ``.`` or empty segments (encoded or not), a backslash, a NUL, or on
 resolves (symlinks followed) outside the directory is refused with 403; a file that is
 not there is 404. GET and HEAD only, no directory listings. Pages are sent with a
 Content-Security-Policy that allows no script and no network (the pages need neither).
+
+A request whose ``Host`` is not ``127.0.0.1:PORT`` or ``localhost:PORT`` (this server's
+port) is refused with 403: a page on another site that rebinds its own name to 127.0.0.1
+(DNS rebinding) sends its own name and cannot read the run's prompts and answer keys. A
+connection that sends nothing for :data:`IDLE_TIMEOUT_S` is closed.
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import mimetypes
 import signal
@@ -20,10 +26,12 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote
 
-__all__ = ["RunHandler", "make_server", "serve", "resolve_request", "url_of"]
+__all__ = ["RunHandler", "make_server", "serve", "resolve_request", "url_of", "port_arg", "host_allowed",
+           "IDLE_TIMEOUT_S"]
 
 logger = logging.getLogger(__name__)  # one INFO line per request (a request line is escaped there)
 
+IDLE_TIMEOUT_S = 20.0  # a connection silent this long (a request never finished, a kept socket) is closed
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'"
 _TEXT = {".jsonl": "text/plain; charset=utf-8", ".json": "text/plain; charset=utf-8", ".md": "text/plain; charset=utf-8",
          ".toml": "text/plain; charset=utf-8", ".txt": "text/plain; charset=utf-8", ".csv": "text/plain; charset=utf-8",
@@ -53,11 +61,36 @@ def resolve_request(root: Path, raw_path: str) -> tuple[Path | None, HTTPStatus]
     return real, HTTPStatus.OK
 
 
+def port_arg(text: str) -> int:
+    """``--port`` for argparse: 1-65535, or 0 for any free port; an argparse error that
+    says what was wrong otherwise."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number (1-65535, or 0 for any free port), got {text!r}") \
+            from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1-65535 (or 0 for any free port), got {port}")
+    return port
+
+
+def host_allowed(host: str | None, port: int) -> bool:
+    """Whether a request's ``Host`` header names this server: ``127.0.0.1:PORT`` or
+    ``localhost:PORT`` (case aside; the port may be left out only where it is 80)."""
+    if not host:
+        return False
+    names = ("127.0.0.1", "localhost")
+    h = host.strip().lower()
+    return h in {f"{n}:{port}" for n in names} or (port == 80 and h in names)
+
+
 class RunHandler(BaseHTTPRequestHandler):
-    """Serves one run directory (``root``), read-only."""
+    """Serves one run directory (``root``), read-only, to requests that name it by its
+    loopback address (:func:`host_allowed`)."""
 
     server_version = "medsim-view"
     sys_version = ""
+    timeout = IDLE_TIMEOUT_S  # the socket's timeout: an idle connection ends instead of holding a thread
 
     def __init__(self, *args: Any, root: Path, quiet: bool = False, **kwargs: Any):
         self.root, self.quiet = root, quiet
@@ -77,6 +110,9 @@ class RunHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802 - the base class's name
+        if not host_allowed(self.headers.get("Host"), self.server.server_address[1]):
+            self._refuse(HTTPStatus.FORBIDDEN)
+            return
         try:
             path, status = resolve_request(self.root, self.path)
         except UnicodeDecodeError:

@@ -31,7 +31,8 @@ from agents.suites.registry import all_suites, get_suite
 from medsim.toml_out import dumps as toml_dumps
 
 __all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "RunSpec", "load_toml",
-           "set_dotted", "build_spec", "spec_from_raw", "upgrade", "PROTOCOLS", "DOCTOR_MODES", "RUN_KEYS", "suite_of"]
+           "set_dotted", "build_spec", "spec_from_raw", "upgrade", "check_depth", "MAX_DEPTH", "PROTOCOLS",
+           "DOCTOR_MODES", "RUN_KEYS", "suite_of"]
 
 PROTOCOLS = ("medsim", "agentclinic", "automedic")
 PROMPT_STYLES = ("medsim", "agentclinic")
@@ -385,6 +386,8 @@ class RunSpec:
         """Validate and resolve a spec from its dict form (TOML, flags, or a header)."""
         if not isinstance(raw, Mapping):
             raise SpecError(f"spec: expected a table, got {raw!r}")
+        if (where := check_depth(raw)) is not None:
+            raise SpecError(_too_deep(where))
         d = upgrade(raw)
         suite = suite_of(d)
         _check_top(d, suite)
@@ -636,8 +639,33 @@ def _conditions(d: Mapping[str, Any], default_llm: str, suite: Suite) -> dict[st
 
 
 # -- inputs ---------------------------------------------------------------------------
+MAX_DEPTH = 32  # a spec is a few tables deep (conditions.NAME.roles.ROLE.KEY); deeper is a broken file
+
+
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """The dotted key of the first table or array nested deeper than ``limit``, or None.
+    Iterative: the value may be nested as deep as its parser allowed, and every later
+    walk over a spec (merging conditions, copying, writing TOML or JSON) recurses."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        v, where, depth = stack.pop()
+        if depth > limit:
+            return where or "<top>"
+        if isinstance(v, Mapping):
+            stack.extend((x, f"{where}.{k}" if where else str(k), depth + 1) for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{where}[{i}]", depth + 1) for i, x in enumerate(v))
+    return None
+
+
+def _too_deep(where: str) -> str:
+    shown = where if len(where) <= 60 else where[:60] + "..."
+    return f"nested more than {MAX_DEPTH} levels deep (at {shown}); a run spec is a few tables deep"
+
+
 def load_toml(path: Path) -> dict[str, Any]:
-    """A TOML file as a dict, with clear errors (missing file, bad UTF-8, bad TOML)."""
+    """A TOML file as a dict, with clear errors (missing file, bad UTF-8, bad TOML,
+    nesting deeper than :data:`MAX_DEPTH`)."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -648,9 +676,16 @@ def load_toml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise SpecError(f"{p}: not UTF-8 text (byte {e.start})") from None
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{p}: invalid TOML: {e}") from None
+    except RecursionError:  # arrays or inline tables nested thousands deep: the parser's own stack
+        raise SpecError(f"{p}: invalid TOML: nested more than Python can parse; a run spec is a few tables "
+                        "deep") from None
+    where = check_depth(data)
+    if where is not None:
+        raise SpecError(f"{p}: {_too_deep(where)}")
+    return data
 
 
 def set_dotted(d: dict[str, Any], key: str, value: Any) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cases.jsonl import load_records
-from agents.cases.model import Case, CaseRecordError, ImagingStudy, image_location
+from agents.cases.model import Case, CaseRecordError, ImagingStudy, image_location, image_outside
 
 __all__ = ["load_agentclinic_jsonl", "parse_record"]
 
@@ -113,6 +113,8 @@ def parse_imaging(value: Any, path: str, problems: list[tuple[str, str]]) -> tup
         if "\x00" in vals["image"]:
             problems.append((f"{where}.image", "holds a NUL character: not a file name or URL"))
         img = image_location(vals["image"], base) if vals["image"] else ""
+        if img and "\x00" not in img and (why := image_outside(img, base)):
+            problems.append((f"{where}.image", why))
         out.append(ImagingStudy(vals["test"], vals["modality"], body if isinstance(body, str) else "", img,
                                 vals["report"]))
     return tuple(out)

@@ -1,10 +1,11 @@
 """Reading a case file's lines into JSON values, for every case format.
 
 A case file is data a person made: it may be latin-1 or UTF-16, start with a byte-order
-mark, hold an integer of 5,000 digits, a list nested 200,000 deep or a ``"\\ud800"``
-escape (an unpaired surrogate: not text, and it cannot be written to a UTF-8 file). Each
-such line becomes a :class:`CaseRecordError` naming the file, the line and (where known)
-the field; nothing here raises for what a line holds.
+mark, hold an integer of 5,000 digits, a list nested 200,000 deep, a field of 20 MB
+(longer than :data:`MAX_FIELD_CHARS`) or a ``"\\ud800"`` escape (an unpaired surrogate:
+not text, and it cannot be written to a UTF-8 file). Each such line becomes a
+:class:`CaseRecordError` naming the file, the line and (where known) the field; nothing
+here raises for what a line holds.
 
 What is accepted: UTF-8, with or without a byte-order mark; lines ended by LF or CRLF;
 blank lines; no final newline. Text is carried as it is (NUL, U+2028, U+0085 and the
@@ -20,9 +21,13 @@ from typing import Any, Callable, Iterator
 
 from agents.cases.model import Case, CaseRecordError
 
-__all__ = ["read_json_lines", "load_records", "MAX_DEPTH"]
+__all__ = ["read_json_lines", "load_records", "MAX_DEPTH", "MAX_FIELD_CHARS"]
 
 MAX_DEPTH = 64  # a case record is a few levels deep; deeper is a broken file (and would blow the stack later)
+# A field's text goes into every prompt of the case, every llm_call event that repeats the
+# prompt, the transcripts and the reports: 20 MB in one field made 261 MB of output for one
+# cell. The longest field in the shipped sets and AgentClinic's MedQA is 567 characters.
+MAX_FIELD_CHARS = 50_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
@@ -41,15 +46,19 @@ def _json_error(e: BaseException) -> str:
 
 
 def _check_value(value: Any) -> tuple[str, str] | None:
-    """(field, problem) for the first string holding an unpaired surrogate, or for
-    nesting deeper than :data:`MAX_DEPTH`; None when the value is fine. Iterative: the
-    value may be nested as deep as the JSON parser allowed."""
+    """(field, problem) for the first string holding an unpaired surrogate or longer
+    than :data:`MAX_FIELD_CHARS`, or for nesting deeper than :data:`MAX_DEPTH`; None
+    when the value is fine. Iterative: the value may be nested as deep as the JSON
+    parser allowed."""
     stack: list[tuple[Any, str, int]] = [(value, "", 0)]
     while stack:
         v, where, depth = stack.pop()
         if depth > MAX_DEPTH:
             return where or "<record>", f"nested more than {MAX_DEPTH} levels deep"
         if isinstance(v, str):
+            if len(v) > MAX_FIELD_CHARS:
+                return (where or "<record>", f"is {len(v):,} characters long; a case field is at most "
+                        f"{MAX_FIELD_CHARS:,} (it is sent in every prompt of the case)")
             m = _SURROGATE.search(v)
             if m:
                 return (where or "<record>",
@@ -58,6 +67,8 @@ def _check_value(value: Any) -> tuple[str, str] | None:
         elif isinstance(v, dict):
             for k, item in reversed(list(v.items())):
                 name = f"{where}.{k}" if where else str(k)
+                if len(k) > MAX_FIELD_CHARS:
+                    return (where or "<record>", f"a key is {len(k):,} characters long; at most {MAX_FIELD_CHARS:,}")
                 m = _SURROGATE.search(k)
                 if m:
                     return (where or "<record>",

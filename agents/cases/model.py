@@ -1,12 +1,14 @@
 """The typed case model."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Case", "ImagingStudy", "CaseRecordError", "CaseSetError", "flatten", "format_facts", "image_location"]
+__all__ = ["Case", "ImagingStudy", "CaseRecordError", "CaseSetError", "flatten", "format_facts", "image_location",
+           "image_outside", "ALLOW_IMAGES_OUTSIDE"]
 
 
 @dataclass(frozen=True)
@@ -26,17 +28,39 @@ class ImagingStudy:
 
 
 def image_location(image: str, folder: str | Path) -> str:
-    """A study's image as a case file names it -> a URL as it is, an absolute path as it
-    is, a relative path resolved against the case file's ``folder``. A name the system
-    cannot resolve (a NUL, a loop of links) is joined to the folder unresolved; the
-    loader reports a NUL, and a missing file is found when the image is opened."""
+    """A study's image as a case file names it -> a URL as it is, a path resolved (links
+    followed) against the case file's ``folder``. A name the system cannot resolve (a
+    NUL, a loop of links) is joined to the folder unresolved; the loader reports a NUL,
+    and a missing file is found when the image is opened."""
     img = image.strip()
-    if img.startswith(("http://", "https://")) or Path(img).is_absolute():
+    if img.startswith(("http://", "https://")):
         return img
     try:
         return str((Path(folder) / img).resolve())
     except (OSError, ValueError, RuntimeError):
         return str(Path(folder) / img)
+
+
+ALLOW_IMAGES_OUTSIDE = "MEDSIM_ALLOW_IMAGES_OUTSIDE"  # =1: a case may name an image anywhere on the machine
+
+
+def image_outside(location: str, folder: str | Path) -> str | None:
+    """Why a study's image (as :func:`image_location` gave it) may not be used, or None.
+    An image is a file inside the case set's ``folder`` (or below it), links followed: an
+    absolute path, a ``..`` or a symbolic link that leads out of it would show any image
+    on the machine in the transcripts and send it to a vision server. The environment
+    variable ``MEDSIM_ALLOW_IMAGES_OUTSIDE=1`` allows them (read when the cases load)."""
+    if location.startswith(("http://", "https://")) or os.environ.get(ALLOW_IMAGES_OUTSIDE) == "1":
+        return None
+    try:
+        base = Path(folder).resolve()
+        real = Path(location).resolve()
+    except (OSError, ValueError, RuntimeError):
+        return f"'{location}' cannot be resolved to a file"
+    if real.is_relative_to(base):
+        return None
+    return (f"resolves to {real}, outside the case set's folder {base}; put the image in that folder, "
+            f"or set {ALLOW_IMAGES_OUTSIDE}=1 to allow images anywhere")
 
 
 @dataclass(frozen=True)

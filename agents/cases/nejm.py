@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cases.jsonl import load_records
-from agents.cases.model import Case, CaseRecordError, ImagingStudy, image_location
+from agents.cases.model import Case, CaseRecordError, ImagingStudy, image_location, image_outside
 
 __all__ = ["load_nejm_jsonl", "parse_nejm_record", "looks_like_nejm"]
 
@@ -42,6 +42,8 @@ def parse_nejm_record(record: Any, path: str, line: int) -> tuple[Case | None, l
         problems.append(("image_url", "present but not a non-empty string"))
     elif isinstance(image, str) and "\x00" in image:
         problems.append(("image_url", "holds a NUL character: not a file name or URL"))
+    elif isinstance(image, str) and (why := image_outside(image_location(image, Path(path).parent), Path(path).parent)):
+        problems.append(("image_url", why))
     answers = record.get("answers")
     correct: list[str] = []
     if not isinstance(answers, list) or not answers:

@@ -88,11 +88,14 @@ def text_message(m: Message) -> dict:
 
 def chat_message(m: Message) -> dict:
     """A chat message in the OpenAI content-parts form: text, then each image as an
-    ``image_url`` (a local file as a base64 data URI, a URL as it is)."""
+    ``image_url`` (a local file as a base64 data URI, a URL as it is). A file is read by
+    :func:`agents.image_file.read_image_bytes` (a regular file, size-capped, timed)."""
     if not m.images:
         return text_message(m)
     import base64
     from pathlib import Path
+
+    from agents.image_file import read_image_bytes
 
     parts: list[dict] = [{"type": "text", "text": m.content}]
     for img in m.images:
@@ -101,6 +104,6 @@ def chat_message(m: Message) -> dict:
         else:
             p = Path(img)
             mime = _MIME.get(p.suffix.lower(), "application/octet-stream")
-            url = f"data:{mime};base64,{base64.b64encode(p.read_bytes()).decode('ascii')}"
+            url = f"data:{mime};base64,{base64.b64encode(read_image_bytes(p)).decode('ascii')}"
         parts.append({"type": "image_url", "image_url": {"url": url}})
     return {"role": m.role, "content": parts}

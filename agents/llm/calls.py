@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Sequence
 
 from agents.events import EventSink, LLMCall, LLMRetry
 from agents.llm.base import LLM, CallContext, GenerateParams, LLMError, Message, Output
+from agents.textsafe import valid_unicode
 
 __all__ = ["RetryPolicy", "generate_logged"]
 
@@ -27,6 +28,17 @@ class RetryPolicy:
     max_backoff_s: float = 30.0
 
 
+def _valid(out: Output) -> Output:
+    """A reply made valid Unicode where it comes in: an unpaired surrogate (a server's JSON
+    can spell one, ``"\\ud800"``) is U+FFFD, with a note on the call saying so; no log,
+    row, report, prompt or tokenizer downstream then meets text it cannot hold."""
+    text, n = valid_unicode(out.text)
+    if not n:
+        return out
+    note = f"{n} unpaired surrogate(s) in the reply replaced by U+FFFD"
+    return replace(out, text=text, note=f"{out.note}; {note}" if out.note else note)
+
+
 def generate_logged(
     llm: LLM,
     messages: Sequence[Message],
@@ -38,7 +50,8 @@ def generate_logged(
 ) -> Output:
     """Call ``llm.generate``; on a transient :class:`LLMError` wait (the policy's backoff,
     or the server's Retry-After if longer, at most ``max_backoff_s``) and retry up to
-    ``policy.retries`` times (each retry is an event); re-raise the last error."""
+    ``policy.retries`` times (each retry is an event); re-raise the last error. The
+    reply's text is made valid Unicode (:func:`agents.textsafe.valid_unicode`)."""
     attempt = 0
     while True:
         try:
@@ -54,6 +67,7 @@ def generate_logged(
             sink.emit(LLMRetry(role=ctx.role, turn=ctx.turn, attempt=attempt, error=str(e), backoff_s=wait))
             sleep(wait)
             continue
+        out = _valid(out)
         p = _params_dict(params)
         sink.emit(LLMCall(
             role=ctx.role, turn=ctx.turn, model=out.model,

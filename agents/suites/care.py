@@ -34,6 +34,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from agents.cases.model import Case
 from agents.events import EventSink
 from agents.scorers import Score, Transcript
+from agents.textsafe import md_cell, md_text
 
 __all__ = ["McqScorer", "CareScorer", "care_details", "care_summary", "count_words", "MIN_TURNS", "care_markdown"]
 
@@ -166,9 +167,9 @@ def care_markdown(summary: Mapping[str, Any]) -> list[str]:
           "| cases | conv acc | static acc | accuracy | accuracy (clipped) | efficiency | empathy | robustness | "
           "failures |", "|---|---|---|---|---|---|---|---|---|"]
     for name, c in blocks:
-        fails = ", ".join(f"{k} {v}" for k, v in sorted(c["failures"].items())) or "none"
-        md.append(f"| {name} ({c['cases']}) | {f(c['conv_acc'])} | {f(c['static_acc'])} | {f(c['accuracy'])} | "
-                  f"{f(c['accuracy_clipped'])} | {f(c['efficiency'])} | {f(c['empathy'])} | {f(c['robustness'])} | "
+        fails = md_cell(", ".join(f"{k} {v}" for k, v in sorted(c["failures"].items())) or "none")
+        md.append(f"| {md_cell(name)} ({c['cases']}) | {f(c['conv_acc'])} | {f(c['static_acc'])} | "
+                  f"{f(c['accuracy'])} | {f(c['accuracy_clipped'])} | {f(c['efficiency'])} | {f(c['empathy'])} | {f(c['robustness'])} | "
                   f"{fails} |")
-    notes = [f"- {name}: {n}" for name, c in blocks for n in c.get("notes", [])]
+    notes = [f"- {md_text(name)}: {md_text(n)}" for name, c in blocks for n in c.get("notes", [])]
     return md + ([""] + notes if notes else [])

@@ -18,10 +18,12 @@ import difflib
 import random
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Iterable, Sequence
+
+from agents.cases.jsonl import MAX_FIELD_CHARS
 
 __all__ = ["MBTI_TYPES", "GENDERS", "OsceCase", "Traits", "Persona", "PersonaRef", "PersonaError", "load_osce_cases",
            "load_traits", "read_template_case", "parse_personas", "resolve_persona", "SHIPPED"]
@@ -118,7 +120,7 @@ def _strs(v: object, where: str) -> tuple[str, ...]:
 def _read_toml_case(path: Path) -> OsceCase:
     try:
         d = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:
         raise PersonaError(f"{path}: cannot read the case ({e})") from None
     doc, pat = d.get("doctor") or {}, d.get("patient") or {}
     missing = [k for k in ("code", "title") if not isinstance(d.get(k), str)]
@@ -200,6 +202,18 @@ def read_template_case(path: Path) -> OsceCase:
                     source=str(path))
 
 
+def _check_lengths(case: OsceCase, path: Path) -> None:
+    """A case field longer than :data:`agents.cases.jsonl.MAX_FIELD_CHARS` (it goes into
+    every prompt of every encounter) is an error naming the file and the field."""
+    for f in fields(case):
+        v = getattr(case, f.name)
+        for i, text in enumerate(v if isinstance(v, tuple) else (v,)):
+            if isinstance(text, str) and len(text) > MAX_FIELD_CHARS:
+                where = f"{f.name}[{i}]" if isinstance(v, tuple) else f.name
+                raise PersonaError(f"{path}: {where}: is {len(text):,} characters long; a case field is at most "
+                                   f"{MAX_FIELD_CHARS:,}")
+
+
 def load_osce_cases(directory: str | Path | None = None) -> dict[str, OsceCase]:
     """Cases by code: medsim's own (``None`` or ``"shipped"``), or a directory of
     ``*.toml`` (medsim's format) and ``*.txt`` (OSCE-Project's template) files; a
@@ -214,6 +228,7 @@ def load_osce_cases(directory: str | Path | None = None) -> dict[str, OsceCase]:
         if f.suffix not in (".toml", ".txt"):
             continue
         c = _read_toml_case(f) if f.suffix == ".toml" else read_template_case(f)
+        _check_lengths(c, f)
         if c.code in out:
             raise PersonaError(f"{f}: case code {c.code} is also used by {out[c.code].source}")
         out[c.code] = c
@@ -227,7 +242,7 @@ def load_traits(path: str | Path | None = None) -> Traits:
     p = _data("traits.toml") if path is None else Path(path)
     try:
         d = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:
         raise PersonaError(f"{p}: cannot read the traits ({e})") from None
     mbti = {k.upper(): v.get("text", "") for k, v in (d.get("mbti") or {}).items()}
     missing = [t for t in MBTI_TYPES if not mbti.get(t)]

@@ -27,7 +27,7 @@ from agents.suites.osce_personas import (SHIPPED, PersonaError, load_osce_cases,
 from agents.suites.osce_results import osce_row, summarise_osce
 from agents.suites.osce_rubric import WEIGHTS, RubricError, load_rubric
 from agents.suites.osce_scripted import OsceScriptedLLM
-from agents.textsafe import md_cell
+from agents.textsafe import md_cell, md_text
 
 __all__ = ["OsceOptions", "OsceSuite", "GUARD_RETRIES"]
 
@@ -197,10 +197,10 @@ class OsceSuite(Suite):
 
     def describe(self, spec: Any) -> list[str]:
         o: OsceOptions = spec.options
-        return [f"- personas: {len(o.personas)} ({md_cell(o.requested)}); seeds: {', '.join(map(str, spec.seeds))}; "
+        return [f"- personas: {len(o.personas)} ({md_text(o.requested)}); seeds: {', '.join(map(str, spec.seeds))}; "
                 f"max rounds {o.max_rounds}; stop classifier {'on' if o.stop_classifier else 'off (rules only)'}; "
                 f"guards {'on' if o.guards else 'off'}",
-                f"- cases: {md_cell(o.cases)}; rubric: {md_cell(o.rubric or 'medsim (agents/suites/osce_data/rubric.csv)')}",
+                f"- cases: {md_text(o.cases)}; rubric: {md_text(o.rubric or 'medsim (agents/suites/osce_data/rubric.csv)')}",
                 "- scores: per category met / (met + not met) x 10 over the conversation so far (a met criterion "
                 "stays met); '-' where no criterion of the category was relevant; total = empathy 30%, persuasion "
                 "40%, safety 30% over the categories that have a score",
@@ -235,14 +235,14 @@ class OsceSuite(Suite):
         for r in rows:
             if r.get("error"):
                 continue
-            md += [f"### {cell(r['case_id'])} (seed {r.get('seed', 0)}): {cell(r.get('outcome') or r['status'])}", ""]
+            md += [f"### {md_text(r['case_id'])} (seed {r.get('seed', 0)}): {md_text(r.get('outcome') or r['status'])}", ""]
             for key, label in (("strengths", "Strengths"), ("weaknesses", "Weaknesses"),
                                ("key_moments", "Key moments"), ("suggestions", "Suggestions")):
                 items = r.get(key) or []
                 md += [f"**{label}**", ""] + ([f"- {cell(x)}" for x in items] or ["- none"]) + [""]
         failed = [r for r in rows if not r.get("error") and r.get("status") == "failed"]
         if failed:
-            md += ["## Failed encounters", ""] + [f"- `{cell(r['case_id'])}` (seed {r.get('seed', 0)}, round "
+            md += ["## Failed encounters", ""] + [f"- {cell(r['case_id'])} (seed {r.get('seed', 0)}, round "
                                                   f"{r.get('rounds')}): {cell(r.get('failure'))}" for r in failed]
         return md
 

@@ -19,7 +19,7 @@ from game.view.layout import place_labels
 from game.view.render import (ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble,
                               wrap, wrap_px)
 from game.view.screens import (EndOfShiftScreen, HelpScreen, ImageViewer, MenuItem, MenuScreen, Screen, ScreenStack,
-                               TextBox, as_rgb)
+                               TextBox, as_rgb, load_study_image)
 from game.world import Notice, World
 
 __all__ = ["SimulationScreen", "run_window", "present", "check_size", "MIN_SIZE", "PANEL_W", "HUD_H"]
@@ -683,7 +683,7 @@ class SimulationScreen(Screen):
         cache = self.__dict__.setdefault("_thumbs", {})
         if path not in cache:
             try:
-                img = as_rgb(pygame.image.load(path))
+                img = as_rgb(load_study_image(path))
                 k = 84 / max(img.get_size())
                 cache[path] = pygame.transform.smoothscale(img, (max(1, int(img.get_width() * k)),
                                                                  max(1, int(img.get_height() * k))))

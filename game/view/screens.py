@@ -3,16 +3,18 @@ first, and a modal screen (a text box, a menu, the help) takes every key, so typ
 menus never trigger a game control. Screens below still draw."""
 from __future__ import annotations
 
+import io
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import pygame
 
+from agents.image_file import read_image_bytes
 from game.view.render import INK, PAPER, TextCache, draw_box, fit_px, wrap, wrap_px
 
 __all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "EndOfShiftScreen",
-           "ImageViewer", "as_rgb", "MAX_TEXT", "Placed"]
+           "ImageViewer", "as_rgb", "MAX_TEXT", "Placed", "load_study_image"]
 
 MAX_TEXT = 500
 
@@ -460,6 +462,13 @@ def as_rgb(img: pygame.Surface) -> pygame.Surface:
     return out
 
 
+def load_study_image(path: str) -> "pygame.Surface":
+    """A study's image as a surface, read by :func:`agents.image_file.read_image_bytes`
+    (a regular file, size-capped, timed: never a device or a FIFO); ``OSError`` or
+    ``pygame.error`` when it cannot be shown."""
+    return pygame.image.load(io.BytesIO(read_image_bytes(path)), path)
+
+
 class ImageViewer(Screen):
     """An imaging study's image beside its report. Esc, Enter or V closes it."""
 
@@ -469,7 +478,7 @@ class ImageViewer(Screen):
         self.stack, self.text, self.title, self.report = stack, text, title, report
         self.image = image
         try:
-            self.surface = as_rgb(pygame.image.load(image))
+            self.surface = as_rgb(load_study_image(image))
             self.error = ""
         except (pygame.error, FileNotFoundError, OSError) as e:
             self.surface, self.error = None, f"cannot show {image}: {e}"

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.cases.jsonl import MAX_DEPTH
-from agents.cases.model import CaseSetError
+from agents.cases.model import CaseSetError, image_location, image_outside
 from agents.cases.registry import load_cases, resolve_case_path
 from agents.names import event_file_name
 
@@ -250,9 +250,60 @@ def test_fuzzed_text_is_carried_exactly_or_its_field_named(id_, dx, history, ima
             bad = {f: v for f, v in [("id", id_), ("OSCE_Examination.Correct_Diagnosis", dx),
                                      ("OSCE_Examination.Patient_Actor.History", history), ("imaging[0].image", image)]
                    if any("\ud800" <= ch <= "\udfff" for ch in v) or not v.strip()
-                   or (f.startswith("imaging") and "\x00" in v)}
+                   or (f.startswith("imaging") and ("\x00" in v or image_outside(image_location(v, d), d)))}
             assert all(x.field in bad for x in e.errors), (e.errors, bad)
             return
     (c,) = cases
     assert (c.id, c.diagnosis, c.patient["History"]) == (id_.strip(), dx.strip(), history)
     assert not any("\ud800" <= ch <= "\udfff" for ch in c.id + c.diagnosis + history + c.imaging[0].image)
+
+
+# -- what a case field can cost (issue 23: a 20 MB field made 261 MB of output for one cell) ---------------
+def test_a_case_field_over_the_cap_is_refused_naming_file_line_and_field(tmp_path):
+    from agents.cases.jsonl import MAX_FIELD_CHARS
+
+    huge = "x" * (MAX_FIELD_CHARS + 1)
+    _refused(tmp_path, GOOD + _line(_osce("big", history=huge)), line=2,
+             field="OSCE_Examination.Patient_Actor.History", says=f"{MAX_FIELD_CHARS + 1:,} characters long")
+    _refused(tmp_path, GOOD + _line(_osce("big", notes={huge: "a"})), line=2, field="notes",
+             says="a key is")
+    _refused(tmp_path, GOOD + _line(_nejm(question="y" * 20_000_000)), line=2, field="question",
+             says=f"at most {MAX_FIELD_CHARS:,}")
+    p = tmp_path / "ok.jsonl"
+    p.write_bytes(GOOD + _line(_osce("long", history="x" * MAX_FIELD_CHARS)))  # at the cap: a case
+    assert [c.id for c in load_cases(str(p))[0]] == ["good", "long"]
+
+
+def test_the_cap_is_far_above_every_real_case_field():
+    """The longest field of the shipped sets (and of AgentClinic's MedQA, where present)
+    is under a hundredth of the cap."""
+    from agents.cases.jsonl import MAX_FIELD_CHARS, read_json_lines
+    from agents.cases.registry import registered_case_sets
+    from tests.conftest import AGENTCLINIC
+
+    files = [resolve_case_path(n) for n in registered_case_sets()] + ([AGENTCLINIC] if AGENTCLINIC.is_file() else [])
+    longest = 0
+    for f in files:
+        for _, rec in read_json_lines(f):
+            stack = [rec]
+            while stack:
+                v = stack.pop()
+                if isinstance(v, str):
+                    longest = max(longest, len(v))
+                elif isinstance(v, dict):
+                    stack.extend([*v.keys(), *v.values()])
+                elif isinstance(v, list):
+                    stack.extend(v)
+    assert 0 < longest < MAX_FIELD_CHARS / 50
+
+
+def test_an_osce_case_field_over_the_cap_is_refused_naming_file_and_field(tmp_path):
+    from agents.cases.jsonl import MAX_FIELD_CHARS
+    from agents.suites.osce_personas import PersonaError, load_osce_cases
+
+    src = Path(str(resolve_case_path("demo").parent.parent / "suites" / "osce_data" / "cases" / "pneumo.toml"))
+    text = src.read_text(encoding="utf-8")
+    (tmp_path / "pneumo.toml").write_text(text.replace('situation = "', 'situation = "' + "x" * MAX_FIELD_CHARS, 1),
+                                          encoding="utf-8")
+    with pytest.raises(PersonaError, match=r"pneumo\.toml: situation: is [\d,]+ characters long"):
+        load_osce_cases(tmp_path)
