@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TextIO
 
+from agents.secrets import scrub_secrets
 from agents.textsafe import UNSAFE
 
 __all__ = [
@@ -463,7 +464,8 @@ def _dumps(obj: dict[str, Any]) -> str:
     names (controls, bidi marks, line separators, lone surrogates) as a ``\\uXXXX``
     escape. JSON's own syntax is ASCII, so every such character is inside a string, and
     the escape reads back as the same character: any event is written and round-trips."""
-    return UNSAFE.sub(_json_escape, json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+    line = UNSAFE.sub(_json_escape, json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+    return scrub_secrets(line)  # the last line of defence: no API key reaches a log (agents.secrets)
 
 
 class LogError(ValueError):

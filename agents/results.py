@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from agents.cases.model import Case
 from agents.costs import case_cost
 from agents.scorers import Transcript
+from agents.secrets import scrub_secrets
 from agents.stats import wilson_interval
 from agents.textsafe import printable
 
@@ -176,7 +177,7 @@ def results_line(row: Mapping[str, Any]) -> str:
     character some reader treats as a line break, a NUL, even an unpaired surrogate (not
     encodable as UTF-8) is written as a JSON escape, so any text round-trips and never
     splits a row."""
-    return json.dumps(row, ensure_ascii=True, sort_keys=True) + "\n"
+    return scrub_secrets(json.dumps(row, ensure_ascii=True, sort_keys=True)) + "\n"  # no API key in a row
 
 
 def write_results(rows: Iterable[Mapping[str, Any]], path: Path) -> None:
@@ -263,7 +264,7 @@ def csv_cell(v: Any) -> Any:
         return v
     if isinstance(v, (list, tuple)):
         v = "; ".join("" if x is None else str(x) for x in v)
-    s = printable(v)
+    s = printable(scrub_secrets(str(v)))
     if s.lstrip(" ").startswith(_FORMULA_START) and not _NUMBER.fullmatch(s.strip()):
         s = "'" + s
     return s

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from agents.secrets import scrub_secrets
 from agents.textsafe import md_cell, md_text, printable
 from medsim.compare import CompareReport, Comparison, run_label, run_models
 
@@ -297,7 +298,7 @@ def _clean(obj: Any) -> Any:
 
 def _write(path: Path, text: str) -> Path:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(scrub_secrets(text), encoding="utf-8")  # no API key in a comparison (agents.secrets)
     os.replace(tmp, path)
     return path
 

@@ -33,6 +33,7 @@ from markupsafe import Markup, escape
 from agents.events import expand_prompts
 from agents.image_file import read_image_bytes
 from agents.results import read_results, summarise
+from agents.secrets import scrub_secrets
 from agents.roles import STAFF, get_role, role_names, speaker_label
 from agents.textsafe import UNSAFE
 
@@ -125,7 +126,7 @@ def write_page(path: Path, text: str) -> None:
     """A page replaced whole (a reader never sees half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
+    tmp.write_text(scrub_secrets(text), encoding="utf-8", errors="surrogateescape")  # no API key on a page
     os.replace(tmp, path)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agents.provenance import git_revision
+from agents.secrets import scrub_secrets
 from agents.textsafe import md_cell, md_text, printable
 
 __all__ = ["write_report", "report_markdown"]
@@ -26,7 +27,7 @@ def report_markdown(spec: Any, summary: Mapping[str, Any], rows: Sequence[Mappin
         md += ["", "## Errors", ""] + [f"- {md_cell(k)}: {md_cell(v)}"
                                        for k, v in (summary.get("error_cases") or {}).items()]
     # a last pass over the whole page: the title, condition names and anything not a cell
-    return printable("\n".join(md)) + "\n"
+    return scrub_secrets(printable("\n".join(md))) + "\n"  # and no API key (agents.secrets)
 
 
 def write_report(out: Path, spec: Any, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],

@@ -42,6 +42,7 @@ from typing import Any, Mapping, Sequence
 
 from agents.llm.base import LLMError
 from agents.llm.scrub import scrubbed_error, snippet
+from agents.secrets import add_secrets
 from agents.llm.url_secrets import redact_url, url_secrets
 
 __all__ = ["BaseURL", "Reply", "TransportFailure", "auth_headers", "body_limit", "body_text", "close_kept_connections",
@@ -104,7 +105,9 @@ class BaseURL:
             raise ValueError(f"the base URL has an invalid port: {redact_url(url)!r}") from None
         given = url.strip()
         shown = redact_url(given.rstrip("/") if not (parts.query or parts.fragment) else given)
-        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"), parts.query, shown, url_secrets(given))
+        secrets = url_secrets(given)
+        add_secrets(*secrets)  # the writers scrub them too (agents.secrets), whatever a server or model echoes
+        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"), parts.query, shown, secrets)
 
     @property
     def url(self) -> str:
