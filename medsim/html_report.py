@@ -396,7 +396,9 @@ def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
             items.append(pending_result)
             continue
         elif t == "synthesised_result":
-            items.append({"kind": "guard", "turn": turn, "label": f"no record of {e.get('test')}: a normal result "
+            how = {"no_abnormality_recorded": "no abnormality recorded", "not_indicated": "not indicated"}.get(
+                str(e.get("policy")), "a normal result")
+            items.append({"kind": "guard", "turn": turn, "label": f"no record of {e.get('test')}: {how} "
                           "was synthesised", "text": e.get("text")})
         elif t in ("test_refused", "budget_refused"):
             why = e.get("reason") or f"price {e.get('price')}, spent {e.get('spent')} of {e.get('budget')}"

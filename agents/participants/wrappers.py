@@ -17,9 +17,9 @@ from typing import Any, Callable, Mapping, Sequence
 from agents.cases.model import Case
 from agents.catalogue import CATALOGUE
 from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
-from agents.findings import match_findings
+from agents.findings import match_order
 from agents.guards import check_reply, corrections_for, normalise_line
-from agents.normal_results import normal_result
+from agents.normal_results import synthesised_result
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.llm import LLMParticipant
 
@@ -166,15 +166,10 @@ class Guarded:
 
 
 def order_hits(case: Case, test: str) -> list[tuple[str, str]]:
-    """The case records an order matches; an order may name several tests ("CBC, chest
-    X-ray and a CT"), each matched."""
-    parts = [p for p in re.split(r"\s*(?:,|;|\band\b|\+|/)\s*", test) if p.strip()] or [test]
-    hits: list[tuple[str, str]] = []
-    for part in parts:
-        for h in match_findings(case, part):
-            if h not in hits:
-                hits.append(h)
-    return hits
+    """The case records an order matches (:func:`agents.findings.match_order`): never a
+    record of another test; an order may name several tests ("CBC, chest X-ray and a CT"),
+    each matched."""
+    return match_order(case, test)
 
 
 class Hinted:
@@ -189,9 +184,12 @@ class Hinted:
         hits = order_hits(self.case, test)
         if not hits:
             # a gatekeeper, not a hint: "not available" would tell the doctor the test was off
-            # target; a plausible normal result is reported and marked as synthesised
-            text = f"RESULTS: {test}: {normal_result(test, self.case.demographics)}"
-            self.sink.emit(SynthesisedResult(turn=obs.turn, test=test, text=text))
+            # target; a result by the policy of the test's kind is reported and marked as
+            # synthesised (agents.normal_results)
+            made = synthesised_result(test, self.case.demographics)
+            text = f"RESULTS: {test}: {made.text}"
+            self.sink.emit(SynthesisedResult(turn=obs.turn, test=test, text=text, policy=made.policy, kind=made.kind,
+                                             entry=made.entry))
             return Turn(text=text, source="synthesised")
         rec = "\n".join(f"- {path}: {value}" for path, value in hits)
         told = replace(obs, text=f"The doctor orders: {test}\nRecords that match this order:\n{rec}",
