@@ -217,7 +217,7 @@ def test_a_marker_echoed_inside_the_json_is_not_part_of_the_diagnosis():
 
 
 def test_test_names_are_not_conditions_and_conditions_with_test_words_are():
-    from agents.participants.wrappers import _test_name
+    from agents.condition_names import names_a_test as _test_name
 
     for t in ("Tissue biopsy", "Complete blood count", "CT head", "Urine culture", "thyroid function tests",
               "Echocardiogram", "Abnormal liver function tests", "Lumbar puncture."):
