@@ -183,6 +183,17 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--show", choices=("all", "errors", "none"), default="errors",
                    help="with --pairs: which pairs to list (default: the ones the judge gets wrong)")
 
+    f = sub.add_parser("fidelity", help="check the simulator-fidelity checker against a labelled set")
+    f.add_argument("--pairs", required=True, help="JSONL of labelled patient and technician replies; 'shipped' for "
+                                                  "medsim's own set (required, no default)")
+    f.add_argument("--judge-llm", default=None, help="the checker model's backend (default: the pre-check alone)")
+    f.add_argument("--judge-model", default=None, help="the checker's model name, openai: backends (default: none)")
+    f.add_argument("--timeout", type=float, default=None, help="whole-call timeout, seconds (default 120)")
+    f.add_argument("--split", choices=("all", "tuning", "held_out"), default="all",
+                   help="which part of the set (default: all; held_out: what the pre-check was not tuned on)")
+    f.add_argument("--show", choices=("errors", "none"), default="errors", help="list the disagreements (default)")
+    f.add_argument("--json", default=None, metavar="FILE", help="also write the figures and every row as JSON")
+
     mem = sub.add_parser("memory", help="look into a case memory: stats, search TEXT, show ID, export, clear")
     mem.add_argument("action", choices=("stats", "search", "show", "export", "clear"))
     mem.add_argument("text", nargs="*", help="search: the text; show: the record id")
@@ -342,6 +353,12 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     return run_judge_command(args, judge_table(args) if args.judge_llm else None)
 
 
+def _cmd_fidelity(args: argparse.Namespace) -> int:
+    from medsim.fidelity_cmd import run_fidelity_command
+
+    return run_fidelity_command(args, judge_table(args) if args.judge_llm else None)
+
+
 def _cmd_memory(args: argparse.Namespace) -> int:
     from medsim.memory import run_memory_command
 
@@ -369,7 +386,8 @@ def _cmd_automedic(args: argparse.Namespace) -> int:
 
 COMMANDS = {"bench": _cmd_run, "osce": _cmd_run, "consult": _cmd_consult, "cases": _cmd_cases, "play": _cmd_play,
             "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config,
-            "compare": _cmd_compare, "automedic": _cmd_automedic, "memory": _cmd_memory, "view": _cmd_view}
+            "compare": _cmd_compare, "automedic": _cmd_automedic, "memory": _cmd_memory, "view": _cmd_view,
+            "fidelity": _cmd_fidelity}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

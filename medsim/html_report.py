@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from markupsafe import Markup, escape
 
 from agents.events import expand_prompts
+from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
 from agents.results import read_results, summarise
 from agents.roles import STAFF, get_role, role_names, speaker_label
 from agents.textsafe import UNSAFE
@@ -596,7 +597,9 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
                    git_revision=run.get("git_revision") or header.get("git_revision"),
                    spec_json=json.dumps(spec, indent=2, ensure_ascii=False), summary=summary,
                    conditions=conditions, by_condition=by_condition, cond_table=cond_table, specialties=specialties,
-                   plots=plots, cases=cases, seeds=summary.get("seeds") or spec.get("seeds") or [])
+                   plots=plots, cases=cases, seeds=summary.get("seeds") or spec.get("seeds") or [],
+                   fidelity=fidelity_summary(rows).get("fidelity"),
+                   fidelity_labels=(("patient", PATIENT_LABELS), ("technician", TECHNICIAN_LABELS)))
     path = out / "report.html"
     write_page(path, html)
     return path

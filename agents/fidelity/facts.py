@@ -17,7 +17,8 @@ from typing import Any
 from agents.cases.model import Case, flatten
 from agents.suites.negation import concepts, stem
 
-__all__ = ["Fact", "CaseFacts", "case_facts", "canon", "claim_concepts", "located_concepts", "LAY", "FILLER", "SECTIONS", "speaks_for"]
+__all__ = ["Fact", "CaseFacts", "case_facts", "canon", "claim_concepts", "located_concepts", "LAY", "FILLER", "SECTIONS",
+           "SITES", "OPPOSITES", "speaks_for"]
 
 # lay and clinical words for one concept (written for medsim)
 _LAY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -45,7 +46,13 @@ _LAY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("appetite", ("appetite", "hungry", "hunger", "eating", "eat", "food", "feeding", "feed", "feeds")),
     ("smoke", ("smoke", "smokes", "smoking", "smoker", "cigarette", "cigarettes", "tobacco")),
     ("alcohol", ("alcohol", "drink", "drinks", "drinking", "drinker", "beer", "wine", "booze")),
-    ("medicine", ("medicine", "medicines", "medication", "medications", "tablets", "pills", "drugs")),
+    ("medicine", ("medicine", "medicines", "medication", "medications", "tablets", "pills", "drugs", "inhaler",
+                  "inhalers", "injections")),
+    ("pregnant", ("pregnant", "pregnancy", "pregnancies", "expecting")),
+    ("better", ("better", "helps", "help", "helped", "eases", "ease", "eased", "relieves", "relieved", "relief",
+                "improves", "improved", "settles", "settled")),
+    ("reduced", ("less", "fewer", "reduced", "decreased", "lower")),
+    ("sweat", ("sweat", "sweats", "sweaty", "sweating", "sweated", "clammy")),
     ("weak", ("weak", "weakness", "feeble")),
     ("numb", ("numb", "numbness", "tingling", "tingly", "pins")),
     ("worse", ("worse", "worsening", "worsened", "aggravated")),
@@ -71,7 +78,9 @@ FILLER = frozenset((
     "concerned main complaint complaints problem symptom symptoms sure idea aware recall remember able unable "
     "around part now anymore okay alright fine good well hmm hmmm mm i've i'm i'd i'll you're it's that's "
     "there's he's she's they're we're what's get gets got getting have had has having let available provided "
-    "known unknown noted reported recorded documented").split())
+    "known unknown noted reported recorded documented awful terrible horrible dreadful completely totally "
+    "absolutely present scared frightened afraid upset before one two three four five six seven eight nine ten "
+    "eleven twelve fifteen twenty thirty forty fifty sixty hundred dozen few couple several").split())
 _FILLER_STEMS = frozenset(stem(w) for w in FILLER)
 
 SECTIONS = ("demographics", "complaint", "history", "symptoms", "pmh", "social", "family", "ros", "other")
@@ -88,9 +97,28 @@ _SECTION_OF = (
 
 
 def canon(word: str) -> str:
-    """A word's concept: its lay group (:data:`LAY`) or its stem."""
+    """A word's concept: its lay group (:data:`LAY`) or its stem (adverbs and doubled
+    consonants folded: "heavily" is "heavy", "sitting" is "sit")."""
     w = word.lower().strip("'")
-    return LAY.get(w) or LAY.get(stem(w)) or stem(w)
+    got = LAY.get(w) or LAY.get(stem(w))
+    if got:
+        return got
+    if w.endswith("ily") and len(w) > 5:
+        w = w[:-3] + "y"
+    elif w.endswith("ly") and len(w) > 5:
+        w = w[:-2]
+    st = stem(w)
+    if len(st) > 3 and st[-1] == st[-2] and st[-1] in "bdgmnprt":
+        st = st[:-1]
+    return LAY.get(st) or st
+
+
+# body sites and sides: a denial that shares only these with a claim does not contradict it
+SITES = frozenset(canon(w) for w in (
+    "back chest abdomen head neck arm arms leg legs hand hands foot feet knee hip shoulder side sides left right "
+    "upper lower front body skin face eye eyes ear mouth throat groin calf toe finger wrist ankle elbow").split())
+# words whose opposite in the same claim contradicts a fact that says the other
+OPPOSITES = ((canon("left"), canon("right")), (canon("worse"), canon("better")))
 
 
 def claim_concepts(text: str) -> list[tuple[str, bool]]:
@@ -157,7 +185,7 @@ def _walk(value: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...],
     return [] if value is None else [(path, str(value))]
 
 
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?!\w|[.,]\d)")
 _LONG_WORD = re.compile(r"[A-Za-z]{8,}")
 _INFANT = re.compile(r"\b(?:\d+[- ](?:day|week|month)s?[- ]old|newborn|neonate|neonatal|infant|baby|toddler)\b", re.I)
 _YEARS = re.compile(r"\b(\d+)[- ]years?[- ]old\b", re.I)

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from agents.cases.model import Case
-from agents.fidelity.facts import CaseFacts, Fact, case_facts, claim_concepts, located_concepts
+from agents.fidelity.facts import (OPPOSITES, SITES, CaseFacts, Fact, canon, case_facts, claim_concepts,
+                                   located_concepts)
 from agents.judge import names_condition
 
 __all__ = ["Claim", "PatientCheck", "check_patient", "CLAIM_VERDICTS", "VOICES", "asked_sections"]
@@ -79,7 +80,9 @@ _CLOSED_QUESTION = re.compile(r"^\s*(?:\w+,\s*)?(?:do|does|did|have|has|had|are|
 _WELL = re.compile(r"\b(?:(?:i'?m|i\s+am|i\s+feel|feeling|doing|i've\s+been|i\s+have\s+been|(?:the\s+)?patient\s+is|"
                    r"(?:he|she)\s+is)\s+(?:\w+\s+)?(?:fine|well|good|great|ok|okay|healthy|normal|alright)|"
                    r"nothing\s+(?:is\s+)?wrong|no\s+(?:signs?\s+of\s+)?(?:symptoms|complaints|problems|issues|concerns)"
-                   r"|feel(?:ing)?\s+(?:perfectly\s+|completely\s+)?(?:fine|well|normal))\b", re.I)
+                   r"|feel(?:ing)?\s+(?:perfectly\s+|completely\s+)?(?:fine|well|normal)"
+                   r"|(?:mood|spirits)\s+(?:is|are|has\s+been|have\s+been)\s+(?:\w+\s+)?(?:great|good|fine|excellent)"
+                   r"|never\s+been\s+happier|(?:i'?m|i\s+am|feeling)\s+(?:very\s+|really\s+)?happy)\b", re.I)
 _EXCEPT = re.compile(r"\b(?:other|else|apart|except|besides|otherwise|than|anymore|any\s+more)\b", re.I)
 # a denial about another time or thing ("never had pain like this before") does not deny the complaint
 _ELSEWHEN = re.compile(r"\b(?:like\s+this|before|previous(?:ly)?|in\s+the\s+past|ever|other|else|until|prior|"
@@ -114,12 +117,15 @@ def _judge_clause(cf: CaseFacts, text: str, pos: frozenset[str], neg: frozenset[
     if pos:
         fa, a = _best(cf.facts, pos, "asserted")
         fd, d = _best(cf.facts, pos, "denied")
-        if fd is not None and d > a and d / len(pos) >= 0.5:
+        opposite = _opposite(cf, pos)
+        if fd is not None and d > a and d / len(pos) >= 0.5 and (pos & fd.denied) - SITES:
             verdicts.append(("contradicted", fd.index, f"asserts {', '.join(sorted(pos & fd.denied))}, which the "
                                                        "case denies"))
+        elif opposite is not None:
+            verdicts.append(("contradicted", opposite[0], opposite[1]))
         else:
             cov_all = len(pos & cf.asserted) / len(pos)
-            if fa is not None and cov_all >= 0.75 and a / len(pos) >= 0.5:
+            if fa is not None and cov_all >= 0.6 and a / len(pos) >= 0.5:
                 verdicts.append(("supported", fa.index, "the case says so"))
             elif cov_all < 0.34 and d == 0:
                 verdicts.append(("unsupported", None, f"no fact holds {', '.join(sorted(pos - cf.asserted))}"))
@@ -128,7 +134,8 @@ def _judge_clause(cf: CaseFacts, text: str, pos: frozenset[str], neg: frozenset[
     if neg:
         fa, a = _best(cf.facts, neg, "asserted")
         fd, d = _best(cf.facts, neg, "denied")
-        told = fa is not None and a / len(neg) >= 0.67 and not _ELSEWHEN.search(text)
+        told = (fa is not None and a / len(neg) >= 0.67 and not _ELSEWHEN.search(text)
+                and bool((neg & fa.asserted) - SITES))
         complaint = max((len(neg & f.asserted) for f in cf.facts if f.section == "complaint"), default=0)
         if told and (a > d or a == d and complaint == a):  # a tie: denying the complaint itself contradicts
             verdicts.append(("contradicted", fa.index, f"denies {', '.join(sorted(neg & fa.asserted))}, which the "
@@ -146,6 +153,23 @@ def _judge_clause(cf: CaseFacts, text: str, pos: frozenset[str], neg: frozenset[
     else:
         v, fi, why = max(verdicts, key=lambda x: _RANK[x[0] or "no_claim"])
     return mk(v, fi, why)
+
+
+def _opposite(cf: CaseFacts, pos: frozenset[str]) -> tuple[int, str] | None:
+    """A claim with one of a pair of opposites (left/right, worse/better) where the fact
+    that says the rest of it says the other: "the pain is on the right" when it is on the
+    left."""
+    for a, b in OPPOSITES:
+        for mine, other in ((a, b), (b, a)):
+            if mine not in pos:
+                continue
+            rest = pos - {mine}
+            if not rest - SITES and len(rest) < 2:
+                continue
+            f, hit = _best(cf.facts, rest, "asserted")
+            if f is not None and hit >= min(2, len(rest)) and other in f.asserted and mine not in f.asserted:
+                return f.index, f"says {mine} where the case says {other}"
+    return None
 
 
 _CLAUSE = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|but|while|whereas|although|though|because|since)\s+", re.I)
@@ -195,11 +219,7 @@ def _utterance_verdict(claims: Sequence[Claim]) -> str | None:
 
 # -- voice ----------------------------------------------------------------------------------
 _THE_PATIENT = re.compile(r"\b(?:the|this)\s+patient(?:'s)?\b", re.I)
-_THIRD = re.compile(r"(?:^|[.!?;]\s*)(?:he|she|they)\s+(?:has|have|had|is|are|was|were|feels?|felt|reports?|reported|"
-                    r"says?|said|describes?|complains?|denies|denied|noticed|started|began|vomited|experiences?|"
-                    r"experienced|also|does|doesn't|did|didn't|can|cannot|can't|would|will|'s)\b", re.I)
-_THIRD_POSSESSIVE = re.compile(r"(?:^|[.!?;]\s*)(?:his|her|their)\s+(?:pain|symptoms?|main|chief|medical|history|"
-                               r"breathing|cough|fever|temperature|appetite)\b", re.I)
+_THIRD_START = re.compile(r"^\W*(?:he|she|his|her|they|their)\b", re.I)
 _OTHER_PERSON = re.compile(r"\b(?:my|our|the)\s+(?:wife|husband|partner|son|daughter|baby|child|kid|boy|girl|mother|"
                            r"mum|mom|father|dad|brother|sister|friend|doctor|gp|boss|colleague|neighbour|neighbor|"
                            r"grandson|granddaughter|grandmother|grandfather|nurse|family)\b", re.I)
@@ -210,6 +230,7 @@ _OWN_SYMPTOM = re.compile(r"\b(?:i\s+(?:have|had|feel|felt|am|get|got|keep)|i'?v
                           r"(?:feeling|having|in|sick|hot|tired|hurting|coughing|vomiting|itchy|sore|dizzy|"
                           r"breathless|unwell|in\s+pain)|my\s+(?:tummy|belly|stomach|head|chest|throat|ear|ears|"
                           r"eyes?|skin|legs?|arms?|hands?|feet|foot|back|neck|mouth|lips|tongue|body)\b)", re.I)
+_OWN_PERSON = re.compile(r"\bmy\s+name\s+is\b|\bi\s+am\s+\d+\s+(?:years?|months?|weeks?)\b|\bi'?m\s+\d+\b", re.I)
 _OBSERVER = re.compile(r"\bi\s+(?:noticed|saw|see|found|took|gave|brought|checked|measured|think|thought|was\s+"
                        r"worried|am\s+worried|'m\s+worried|called|tried)\b", re.I)
 
@@ -218,13 +239,18 @@ def _voice(cf: CaseFacts, text: str) -> str | None:
     if _THE_PATIENT.search(text):
         return "third_person"
     if cf.caregiver is not None:
+        if _OWN_PERSON.search(text) and not _CHILD.search(text):
+            return "not_caregiver"
         if _CHILD.search(text):
             return "caregiver"
         if _OWN_SYMPTOM.search(text) and not _OBSERVER.search(text):
             return "not_caregiver"
         return "caregiver"
-    if (_THIRD.search(text) or _THIRD_POSSESSIVE.search(text)) and not _OTHER_PERSON.search(text):
-        return "third_person"
+    if _OTHER_PERSON.search(text):
+        return "first_person"
+    for sentence in re.split(r"(?<=[.!?;])\s+", text.strip()):
+        if _THIRD_START.match(sentence) and not _FIRST.search(sentence):
+            return "third_person"
     return "first_person"
 
 
@@ -234,7 +260,7 @@ _CONDITION_WORD = re.compile(
     r"embolism|thrombosis|stenosis|palsy|abscess|ulcer|hernia|aneurysm|dissection|sepsis|fracture|infarction|"
     r"pneumonia|stroke|gout|zoster|shingles|pericarditis|diabetes|ketoacidosis|migraine|leukemia|leukaemia|"
     r"lymphoma|melanoma|tuberculosis|meningitis|sclerosis|dementia|epilepsy|asthma|anaemia|anemia)$", re.I)
-_NUM = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w.])")
+_NUM = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?!\w|[.,]\d)")
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -249,6 +275,28 @@ def _distinctive(diagnosis: str) -> set[str]:
     return out
 
 
+# lay words for a diagnosis's words (written for medsim)
+_DX_LAY = {"renal": "kidney", "broke": "fracture", "broken": "fracture", "break": "fracture", "shingles": "zoster",
+           "depression": "depressive", "depressed": "depressive", "clot": "thrombosis", "anemic": "anaemia",
+           "anaemic": "anaemia", "anemia": "anaemia", "diabetic": "diabetes", "appendix": "appendicitis",
+           "gallbladder": "cholecystitis", "pancreas": "pancreatitis", "meningeal": "meningitis"}
+_DX_GENERIC = frozenset(canon(w) for w in (
+    "acute chronic primary secondary left right disease syndrome disorder infection inferior superior major minor "
+    "deep type community acquired spontaneous simple complex of the and with").split())
+
+
+def _dx_stem(word: str) -> str:
+    w = word.lower()
+    return canon(_DX_LAY.get(w, w))
+
+
+def _dx_stems(diagnosis: str, condition_only: bool = False) -> set[str]:
+    words = _WORD.findall(diagnosis)
+    if condition_only:
+        return {_dx_stem(w) for w in words if _CONDITION_WORD.match(w) and len(w) > 3}
+    return {_dx_stem(w) for w in words if len(w) > 2} - _DX_GENERIC
+
+
 def _leak(case: Case, cf: CaseFacts, text: str) -> tuple[bool | None, str]:
     low = text.lower()
     if names_condition(text, case.diagnosis) and not names_condition(cf.patient_text, case.diagnosis):
@@ -257,6 +305,12 @@ def _leak(case: Case, cf: CaseFacts, text: str) -> tuple[bool | None, str]:
     for w in sorted(_distinctive(case.diagnosis)):
         if w in words and w not in cf.patient_text:
             return True, f"a word of the diagnosis ({w})"
+    mine = {_dx_stem(w) for w in words}
+    known = {_dx_stem(w) for w in _WORD.findall(cf.patient_text)}
+    dx = _dx_stems(case.diagnosis)
+    said = (mine & dx) - known
+    if len(said) >= 2 or said & _dx_stems(case.diagnosis, condition_only=True):
+        return True, f"words of the diagnosis ({', '.join(sorted(said))})"
     nums = {n.replace(",", ".") for n in _NUM.findall(low)}
     if nums & cf.record_numbers:
         return True, f"a test or exam value ({', '.join(sorted(nums & cf.record_numbers))})"

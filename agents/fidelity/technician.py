@@ -34,7 +34,7 @@ from agents.orders import answers
 __all__ = ["TechnicianCheck", "check_technician", "TECHNICIAN_VERDICTS", "plausible_synthesis"]
 
 TECHNICIAN_VERDICTS = ("from_case", "wrong_record", "synthesised", "unmarked", "not_available")
-_NUM = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w.])")
+_NUM = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?!\w|[.,]\d)")
 _GENERIC_VALUE = re.compile(r"^(?:normal|negative|positive|none|absent|present|nil|unremarkable|within normal limits|"
                             r"within reference range|not done|intact|clear|no abnormality detected|yes|no)$")
 _NOT_AVAILABLE = re.compile(r"\b(?:not\s+available|no\s+(?:such\s+)?(?:record|result|results|data)|not\s+(?:been\s+)?"
