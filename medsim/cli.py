@@ -192,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--split", choices=("all", "tuning", "held_out"), default="all",
                    help="which part of the set (default: all; held_out: what the pre-check was not tuned on)")
     f.add_argument("--show", choices=("errors", "none"), default="errors", help="list the disagreements (default)")
-    f.add_argument("--json", default=None, metavar="FILE", help="also write the figures and every row as JSON")
+    f.add_argument("--json", default=None, metavar="FILE",
+                   help="also write the figures and every row as JSON (default: none)")
 
     mem = sub.add_parser("memory", help="look into a case memory: stats, search TEXT, show ID, export, clear")
     mem.add_argument("action", choices=("stats", "search", "show", "export", "clear"))

@@ -29,7 +29,7 @@ def test_the_shipped_set_covers_every_label_with_real_and_written_replies(shippe
 def test_the_pre_check_agrees_with_the_labels(shipped):
     ev = evaluate(shipped)
     assert ev.checker == "pre-check"
-    assert ev.overall.agreement >= 0.9  # measured 0.950 (held out 0.926): see the report of issue 21
+    assert ev.overall.agreement >= 0.9  # measured 0.950 (held out 0.928): see the report of issue 21
     assert ev.by_label["third_person"].false_positives == 0
     assert ev.by_label["wrong_record"].false_positives == 0
 
