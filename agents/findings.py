@@ -94,12 +94,15 @@ def match_order(case: Case, order: str) -> list[tuple[str, str]]:
     """The records an order matches: the order as a whole (its stated purpose cut off),
     else each test it names ("CBC, chest X-ray and a CT"), each matched
     (:func:`agents.orders.order_parts`)."""
+    memo = case.__dict__.setdefault("_order_hits", {})  # a cache, not state: same case and order, same records
+    if order in memo:
+        return list(memo[order])
     parts = order_parts(order) or [order]
     hits = match_findings(case, parts[0])
-    if hits:
-        return hits
-    for part in parts[1:]:
-        for h in match_findings(case, part):
-            if h not in hits:
-                hits.append(h)
+    if not hits:
+        for part in parts[1:]:
+            for h in match_findings(case, part):
+                if h not in hits:
+                    hits.append(h)
+    memo[order] = tuple(hits)
     return hits

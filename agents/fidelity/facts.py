@@ -96,6 +96,7 @@ _SECTION_OF = (
 )
 
 
+@lru_cache(maxsize=65536)
 def canon(word: str) -> str:
     """A word's concept: its lay group (:data:`LAY`) or its stem (adverbs and doubled
     consonants folded: "heavily" is "heavy", "sitting" is "sit")."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from agents.cases.model import Case
@@ -290,23 +291,36 @@ def _dx_stem(word: str) -> str:
     return canon(_DX_LAY.get(w, w))
 
 
-def _dx_stems(diagnosis: str, condition_only: bool = False) -> set[str]:
+@lru_cache(maxsize=1024)
+def _names(patient_text: str, diagnosis: str) -> bool:
+    """Whether the patient's own facts name the diagnosis (once per case)."""
+    return names_condition(patient_text, diagnosis)
+
+
+@lru_cache(maxsize=1024)
+def _known_stems(patient_text: str) -> frozenset[str]:
+    """The stems of what the patient knows (once per case)."""
+    return frozenset(_dx_stem(w) for w in _WORD.findall(patient_text))
+
+
+@lru_cache(maxsize=1024)
+def _dx_stems(diagnosis: str, condition_only: bool = False) -> frozenset[str]:
     words = _WORD.findall(diagnosis)
     if condition_only:
-        return {_dx_stem(w) for w in words if _CONDITION_WORD.match(w) and len(w) > 3}
-    return {_dx_stem(w) for w in words if len(w) > 2} - _DX_GENERIC
+        return frozenset(_dx_stem(w) for w in words if _CONDITION_WORD.match(w) and len(w) > 3)
+    return frozenset(_dx_stem(w) for w in words if len(w) > 2) - _DX_GENERIC
 
 
 def _leak(case: Case, cf: CaseFacts, text: str) -> tuple[bool | None, str]:
     low = text.lower()
-    if names_condition(text, case.diagnosis) and not names_condition(cf.patient_text, case.diagnosis):
+    if names_condition(text, case.diagnosis) and not _names(cf.patient_text, case.diagnosis):
         return True, "the diagnosis"
     words = set(w.lower() for w in _WORD.findall(text))
     for w in sorted(_distinctive(case.diagnosis)):
         if w in words and w not in cf.patient_text:
             return True, f"a word of the diagnosis ({w})"
     mine = {_dx_stem(w) for w in words}
-    known = {_dx_stem(w) for w in _WORD.findall(cf.patient_text)}
+    known = _known_stems(cf.patient_text)
     dx = _dx_stems(case.diagnosis)
     said = (mine & dx) - known
     if len(said) >= 2 or said & _dx_stems(case.diagnosis, condition_only=True):
