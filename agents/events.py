@@ -253,13 +253,18 @@ class BudgetRefused(Event):
 
 @dataclass(frozen=True)
 class SynthesisedResult(Event):
-    """The case has no record of an ordered test: the technician reported a plausible
-    normal result instead (SDBench's gatekeeper), marked as such."""
+    """The case has no record of an ordered test: the technician reported a result by
+    the policy of its kind (``agents.normal_results``: a plausible normal value, "No
+    abnormality recorded", or "Not indicated"), marked as such. ``policy`` and ``kind``
+    are empty in logs written before they were recorded."""
 
     type: ClassVar[str] = "synthesised_result"
     turn: int
     test: str
     text: str
+    policy: str = ""
+    kind: str = ""
+    entry: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,18 @@
 """Finding a requested examination or test among a case's results.
 
-Used by the scripted technician and to name what a request matched in the log. Matching
-is by word overlap between the request and the result's name path, with a few clinical
-synonyms (CBC, ECG/EKG, X-ray, ...).
+Used by the technician (its hints), the scripted backend and the imaging studies. Which
+record answers a request is :mod:`agents.orders`' rule, written down there: a record of
+another test is never returned (blood cultures are not a complete blood count).
+:func:`tokens` (word overlap with a few clinical synonyms) is the scripted judge's.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 from agents.cases.model import Case, flatten
+from agents.orders import answers, closeness, order_parts, test_name
 
-__all__ = ["match_findings", "tokens"]
+__all__ = ["match_findings", "match_order", "tokens"]
 
 _SYNONYMS = {
     "cbc": ["complete", "blood", "count"],
@@ -47,39 +49,60 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(w for w in out if w not in _STOP)
 
 
-def _group_score(request: set[str], name_words: tuple[str, ...]) -> float:
-    if not request or not name_words:
-        return 0.0
-    hit = request & set(name_words)
-    return len(hit) / len(request)
-
-
-def _index(case: Case) -> list[tuple[tuple[str, ...], list[tuple[str, tuple[str, ...], str]]]]:
-    """Per test/exam group: its name tokens and its items (path, path tokens, value),
-    computed once per case and kept on the (frozen) case object."""
+def _index(case: Case) -> list[tuple[tuple[str, ...], str, bool]]:
+    """Every record of a case as (name path, value, examination?), tests first then the
+    physical examination, in document order; computed once per case and kept on the
+    (frozen) case object."""
     idx = case.__dict__.get("_findings_index")
     if idx is None:
         idx = []
-        for section in (case.records(), case.exam):
+        for exam, section in ((False, case.records()), (True, case.exam)):
             for key, value in section.items():
-                items = [(" > ".join(p), tokens(" ".join(p)), t) for p, t in flatten({key: value})]
-                idx.append((tokens(str(key)), items))
+                idx.extend((p, t, exam) for p, t in flatten({key: value}))
         object.__setattr__(case, "_findings_index", idx)  # a cache, not state: same inputs, same value
     return idx
 
 
-def match_findings(case: Case, request: str, *, threshold: float = 0.5) -> list[tuple[str, str]]:
-    """Best-matching results for a request as [(name path, value)], tests first then the
-    physical examination; [] when nothing matches well enough."""
-    req = set(tokens(request))
-    best: list[tuple[str, str]] = []
-    best_score = 0.0
-    for group_tokens, items in _index(case):
-        gscore = _group_score(req, group_tokens)
-        if gscore > best_score:
-            best_score, best = gscore, [(path, text) for path, _, text in items]
-        for path, path_tokens, text in items:
-            sc = _group_score(req, path_tokens)
-            if sc > best_score:
-                best_score, best = sc, [(path, text)]
-    return best if best_score >= threshold else []
+def _matches(case: Case, request: str, loose: bool) -> list[tuple[str, str]]:
+    order = test_name(request)
+    best: tuple[str, ...] | None = None
+    best_score = -1.0
+    for path, _, exam in _index(case):
+        for k in range(1, len(path) + 1):
+            name = test_name(" ".join(path[:k]), examination=exam)
+            if answers(order, name, loose=loose):
+                score = closeness(order, name)
+                if score > best_score:
+                    best, best_score = path[:k], score
+                break
+    if best is None:
+        return []
+    n = len(best)
+    return [(" > ".join(p), t) for p, t, _ in _index(case) if p[:n] == best]
+
+
+def match_findings(case: Case, request: str) -> list[tuple[str, str]]:
+    """The records of a case that answer a request, as [(name path, value)]: those under
+    the record name that answers it most closely (:func:`agents.orders.answers`; a group
+    of records such as a complete blood count comes whole), tests before the physical
+    examination; [] when no record answers it. A request with words the tables do not
+    know is matched again without them."""
+    return _matches(case, request, loose=False) or _matches(case, request, loose=True)
+
+
+def match_order(case: Case, order: str) -> list[tuple[str, str]]:
+    """The records an order matches: the order as a whole (its stated purpose cut off),
+    else each test it names ("CBC, chest X-ray and a CT"), each matched
+    (:func:`agents.orders.order_parts`)."""
+    memo = case.__dict__.setdefault("_order_hits", {})  # a cache, not state: same case and order, same records
+    if order in memo:
+        return list(memo[order])
+    parts = order_parts(order) or [order]
+    hits = match_findings(case, parts[0])
+    if not hits:
+        for part in parts[1:]:
+            for h in match_findings(case, part):
+                if h not in hits:
+                    hits.append(h)
+    memo[order] = tuple(hits)
+    return hits

@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 
 from agents.cases.model import Case, ImagingStudy
-from agents.findings import match_findings
+from agents.findings import match_order
 from agents.image_file import ImageFileError, read_image_bytes
 
 __all__ = ["studies_for", "inspect_image"]
@@ -19,7 +19,7 @@ def studies_for(case: Case, order: str) -> list[ImagingStudy]:
     """The case's imaging studies an order matches (by the technician's own matching)."""
     if not case.imaging:
         return []
-    hit_paths = [p for p, _ in match_findings(case, order)]
+    hit_paths = [p for p, _ in match_order(case, order)]
     return [s for s in case.imaging if any(p.split(" > ")[0] in (s.test, f"{s.test} ({s.modality})") for p in hit_paths)]
 
 

@@ -1,17 +1,35 @@
-"""Plausible normal results for tests a case has no record of (written for medsim).
+"""What the technician reports for a test the case has no record of (written for medsim).
 
-A technician that answered "not available" would tell the doctor the test was off target;
-instead it reports a normal result, and the log marks it as synthesised (SDBench's
-gatekeeper does the same). Values are typical adult reference values."""
+A technician that answered "not available" would tell the doctor the test was off target,
+so it reports a result and the log marks it as synthesised (SDBench's gatekeeper does the
+same: a ``synthesised_result`` event with its ``policy``). The policy, by kind of test:
+
+- **a normal value** (``normal_value``) where the test has one: a typical adult reference
+  value or a normal finding from :data:`NORMAL_VALUES` (laboratory tests, cultures,
+  films, the ECG, bedside examinations and vital signs), looked up by the rule of
+  :mod:`agents.orders` (the entry of that test, never another's: blood cultures never
+  get a blood count);
+- **"No abnormality recorded"** (``no_abnormality_recorded``) for scores and scales
+  (Wells, CURB-65, the Glasgow Coma Scale), tumour markers, imaging (X-ray, CT, MRI,
+  ultrasound, echocardiography), biopsies and endoscopies, and any test with no known
+  normal value: these have no value that is normal for everyone, and an invented normal
+  report could contradict the case;
+- **"Not indicated"** (``not_indicated``) where the test cannot apply to the patient (a
+  pregnancy test for a man).
+"""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from agents.findings import tokens
+from agents.orders import METHODS, answers, closeness, test_name
 
-__all__ = ["normal_result"]
+__all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "Synthesised", "synthesised_result", "normal_result"]
 
-_NORMAL: dict[str, str] = {
+POLICIES = ("normal_value", "no_abnormality_recorded", "not_indicated")
+NO_ABNORMALITY = "No abnormality recorded"
+
+NORMAL_VALUES: dict[str, str] = {
     "Vital signs": "Temperature 36.8 °C; heart rate 78/min, regular; blood pressure 124/78 mmHg; respiratory rate 14/min; SpO2 98% on room air",
     "General physical examination": "Alert and oriented, well perfused, no pallor, jaundice, cyanosis or lymphadenopathy",
     "Cardiovascular examination": "Heart sounds I and II, no murmurs; peripheral pulses present and equal; no oedema",
@@ -51,7 +69,6 @@ _NORMAL: dict[str, str] = {
     "Hepatitis serology": "HBsAg negative; anti-HCV negative",
     "Serum calcium": "Adjusted calcium 2.35 mmol/L",
     "Cortisol level": "9 am cortisol 350 nmol/L",
-    "Tumour markers": "Within reference ranges",
     "Urine drug screen": "Negative",
     "Urinalysis": "No blood, protein, leukocytes, nitrites or glucose",
     "Urine culture": "No significant growth",
@@ -61,38 +78,68 @@ _NORMAL: dict[str, str] = {
     "Throat swab": "Normal flora",
     "Sputum culture": "Normal flora",
     "Joint fluid analysis": "Clear, white cells 150/µL, no crystals, Gram stain negative",
-    "Skin biopsy": "Normal skin",
-    "Tissue biopsy": "No abnormality detected",
     "12-lead ECG": "Sinus rhythm at 76/min, normal axis, normal intervals, no ST or T-wave changes",
     "Holter monitor": "Sinus rhythm throughout, no arrhythmia",
-    "Chest X-ray": "Clear lung fields, normal heart size, no effusion or pneumothorax",
-    "Abdominal X-ray": "Normal bowel gas pattern, no free air",
-    "Limb X-ray": "No fracture or dislocation",
-    "Spine X-ray": "Normal alignment, no fracture",
-    "CT head": "No intracranial haemorrhage, mass or infarct",
-    "CT chest": "Lungs clear, no mass, no pulmonary embolus",
-    "CT abdomen and pelvis": "No acute abnormality",
-    "CT pulmonary angiogram": "No pulmonary embolus",
-    "MRI brain": "No abnormality",
-    "MRI spine": "No cord compression or disc prolapse",
-    "Abdominal ultrasound": "Normal liver, gallbladder, kidneys and spleen",
-    "Pelvic ultrasound": "Normal uterus and ovaries",
-    "Doppler ultrasound": "Veins compressible with normal flow, no thrombus",
-    "Echocardiogram": "Normal chamber sizes and function, ejection fraction 60%, no valve disease",
 }
-_BY_WORDS = {frozenset(tokens(k)): k for k in _NORMAL}
+# tests with no value that is normal for everyone (the module's docstring)
+_SCORE = re.compile(
+    r"\b(?:scores?|scales?|scoring|criteria|questionnaires?|grades?|grading|classifications?|staging|wells|curb|"
+    r"curb65|crb65|gcs|glasgow|apgar|phq\d*|gad\d*|mmse|moca|nihss|centor|chads\w*|cha2ds2\w*|has\W?bled|qsofa|sofa|"
+    r"apache|alvarado|bishop|timi|grace|ottawa|perc|pugh|meld|ranson|blatchford|rockall|abcd2|audit|cage|epworth|"
+    r"braden|waterlow|news2?|mews|geneva|hscore|sirs)\b", re.IGNORECASE)
+_IMAGING_OR_PROCEDURE = METHODS - {"ecg", "holter", "exam", "lp", "aspirate"}
+
+
+@dataclass(frozen=True)
+class Synthesised:
+    """What the technician reports for ``test``: ``text``, the ``policy`` it follows
+    (one of :data:`POLICIES`), the kind of test that decided it and the
+    :data:`NORMAL_VALUES` entry used (None when none)."""
+
+    text: str
+    policy: str
+    kind: str  # score | marker | imaging_or_procedure | normal_value | unknown | not_indicated
+    entry: str | None = None
+
+
+def _entry(test: str) -> str | None:
+    """The :data:`NORMAL_VALUES` entry of ``test``: its own name, else the entry it
+    answers most closely (never an entry of another test, nor a guess from a vague
+    order such as "blood tests")."""
+    low = test.strip().lower()
+    exact = next((k for k in NORMAL_VALUES if k.lower() == low), None)
+    if exact is not None:
+        return exact
+    order = test_name(test)
+    if not order.core:
+        return None
+    for loose in (False, True):
+        scored = [(closeness(order, k), k) for k in NORMAL_VALUES if answers(order, k, loose=loose)]
+        scored = [(c, k) for c, k in scored if c >= 0.5]
+        if scored:
+            return max(scored, key=lambda ck: ck[0])[1]
+    return None
+
+
+def synthesised_result(test: str, demographics: str = "") -> Synthesised:
+    """The result reported for ``test`` when the case has no record of it, by the policy
+    of the module's docstring; consistent with who the patient is where that matters."""
+    low = test.lower()
+    if "pregnan" in low and re.search(r"\b(man|male|boy)\b", demographics.lower()):
+        return Synthesised("Not indicated (male patient)", "not_indicated", "not_indicated")
+    name = test_name(test)
+    if _SCORE.search(test):
+        return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "score")
+    if "tumourmarker" in name.core:
+        return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "marker")
+    if name.methods & _IMAGING_OR_PROCEDURE:
+        return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "imaging_or_procedure")
+    entry = _entry(test)
+    if entry is not None:
+        return Synthesised(NORMAL_VALUES[entry], "normal_value", "normal_value", entry)
+    return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "unknown")
 
 
 def normal_result(test: str, demographics: str = "") -> str:
-    """A normal result for ``test`` (a catalogue name, or any name: matched by words),
-    consistent with who the patient is where that matters."""
-    low = test.lower()
-    if "pregnan" in low and re.search(r"\b(man|male|boy)\b", demographics.lower()):
-        return "Not indicated (male patient)"
-    key = next((k for k in _NORMAL if k.lower() == low), None)
-    if key is None:
-        want = set(tokens(test))
-        best = max(_BY_WORDS, key=lambda ws: len(ws & want) / max(1, len(ws)), default=None)
-        if best is not None and want and len(best & want) / max(1, len(best)) >= 0.5:
-            key = _BY_WORDS[best]
-    return _NORMAL[key] if key else "Within normal limits"
+    """The text of :func:`synthesised_result`."""
+    return synthesised_result(test, demographics).text

@@ -185,6 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--show", choices=("all", "errors", "none"), default="errors",
                    help="with --pairs: which pairs to list (default: the ones the judge gets wrong)")
 
+    from medsim.fidelity_cmd import add_fidelity_parser
+
+    add_fidelity_parser(sub)  # medsim fidelity --pairs: the simulator-fidelity checker on a labelled set
+
     mem = sub.add_parser("memory", help="look into a case memory: stats, search TEXT, show ID, delete ID, export, clear")
     mem.add_argument("action", choices=("stats", "search", "show", "delete", "export", "clear"))
     mem.add_argument("text", nargs="*", help="search: the text; show: the record id")
@@ -344,6 +348,12 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     return run_judge_command(args, judge_table(args) if args.judge_llm else None)
 
 
+def _cmd_fidelity(args: argparse.Namespace) -> int:
+    from medsim.fidelity_cmd import run_fidelity_command
+
+    return run_fidelity_command(args, judge_table(args) if args.judge_llm else None)
+
+
 def _cmd_memory(args: argparse.Namespace) -> int:
     from medsim.memory import run_memory_command
 
@@ -371,7 +381,8 @@ def _cmd_automedic(args: argparse.Namespace) -> int:
 
 COMMANDS = {"bench": _cmd_run, "osce": _cmd_run, "consult": _cmd_consult, "cases": _cmd_cases, "play": _cmd_play,
             "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config,
-            "compare": _cmd_compare, "automedic": _cmd_automedic, "memory": _cmd_memory, "view": _cmd_view}
+            "compare": _cmd_compare, "automedic": _cmd_automedic, "memory": _cmd_memory, "view": _cmd_view,
+            "fidelity": _cmd_fidelity}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

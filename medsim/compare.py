@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
 from agents.stats import mcnemar_exact, paired_difference_interval, wilson_interval
 
-__all__ = ["CompareError", "Run", "Flip", "Excluded", "Ratio", "Comparison", "CompareReport", "load_run",
+__all__ = ["CompareError", "Run", "Flip", "Excluded", "Ratio", "FidelityRate", "Comparison", "CompareReport", "load_run",
            "compare_runs", "run_label", "run_models", "RATIO_MEASURES"]
 
 # (row field, what it is): the ratios B/A, per paired cell
@@ -92,6 +93,23 @@ class Ratio:
 
 
 @dataclass(frozen=True)
+class FidelityRate:
+    """One fidelity label in both runs, over the cells both checked (the same cells)."""
+
+    role: str
+    label: str
+    k_a: int
+    n_a: int
+    rate_a: float | None
+    ci95_a: tuple[float, float]
+    k_b: int
+    n_b: int
+    rate_b: float | None
+    ci95_b: tuple[float, float]
+    difference: float | None  # rate B - rate A
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Run B against run A on one condition pair."""
 
@@ -118,6 +136,9 @@ class Comparison:
     flips_b_right: list[Flip]  # wrong in A, right in B
     ratios: list[Ratio]
     repeated_cases: int  # cases paired under more than one seed (cells not independent)
+    fidelity: list[FidelityRate] = field(default_factory=list)  # over the cells both runs checked
+    fidelity_cells: int = 0
+    fidelity_checkers: tuple[str, str] = ("", "")
 
     @property
     def paired(self) -> int:
@@ -144,7 +165,10 @@ class CompareReport:
                            "accuracy_ci": "Wilson score, 95%",
                            "difference_ci": "Bonett-Price (2012) adjusted Wald for paired proportions, 95%",
                            "test": "McNemar exact: two-sided binomial(n discordant, 1/2)",
-                           "ratios": "B/A of the mean per paired cell"}}
+                           "ratios": "B/A of the mean per paired cell",
+                           "fidelity": "each run's rate over the cells both checked (the same cells), Wilson 95% "
+                                       "intervals; the items (utterances) differ between runs, so the difference has "
+                                       "no paired interval"}}
 
 
 def run_label(i: int) -> str:
@@ -299,6 +323,28 @@ def _ratios(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> lis
     return out
 
 
+def _fidelity(cells_a: Mapping[Any, Mapping[str, Any]], cells_b: Mapping[Any, Mapping[str, Any]],
+              shared: Sequence[Any]) -> tuple[list[FidelityRate], int, tuple[str, str]]:
+    """The simulator's fidelity in both runs over the shared cells both checked (every
+    cell, scored or not: the patient spoke either way)."""
+    both = [k for k in shared if isinstance(cells_a[k].get("fidelity"), Mapping)
+            and isinstance(cells_b[k].get("fidelity"), Mapping)]
+    if not both:
+        return [], 0, ("", "")
+    fa = fidelity_summary([cells_a[k] for k in both])["fidelity"]
+    fb = fidelity_summary([cells_b[k] for k in both])["fidelity"]
+    out = []
+    for role, names in (("patient", PATIENT_LABELS), ("technician", TECHNICIAN_LABELS)):
+        for name in names:
+            x, y = fa[role][name], fb[role][name]
+            if not (x["n"] or y["n"]):
+                continue
+            diff = y["rate"] - x["rate"] if x["rate"] is not None and y["rate"] is not None else None
+            out.append(FidelityRate(role, name, x["k"], x["n"], x["rate"], tuple(x["ci95"]), y["k"], y["n"], y["rate"],
+                                    tuple(y["ci95"]), diff))
+    return out, len(both), (fa["checker"], fb["checker"])
+
+
 def _compare(a: Run, b: Run, la: str, lb: str, cond_a: str, cond_b: str) -> Comparison:
     cells_a, cells_b = a.cells(cond_a), b.cells(cond_b)
     shared = [k for k in cells_a if k in cells_b]
@@ -336,7 +382,8 @@ def _compare(a: Run, b: Run, la: str, lb: str, cond_a: str, cond_b: str) -> Comp
         difference=(only_b - only_a) / n if n else None,
         difference_ci95=paired_difference_interval(both, only_a, only_b, neither),
         mcnemar_p=mcnemar_exact(only_a, only_b), flips_a_right=flips_a, flips_b_right=flips_b,
-        ratios=_ratios(pairs), repeated_cases=sum(1 for v in seeds_per_case.values() if v > 1))
+        ratios=_ratios(pairs), repeated_cases=sum(1 for v in seeds_per_case.values() if v > 1),
+        **dict(zip(("fidelity", "fidelity_cells", "fidelity_checkers"), _fidelity(cells_a, cells_b, shared))))
 
 
 def compare_runs(runs: Sequence[Run]) -> CompareReport:

@@ -46,6 +46,10 @@ def _ratio(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}x"
 
 
+def _rate(k: int, n: int, rate: float | None, ci: Any) -> str:
+    return "n/a" if rate is None else f"{k}/{n} = {_pct(rate)} ({_pct(ci[0])} to {_pct(ci[1])})"
+
+
 def _p(p: float) -> str:
     return f"{p:.3g}" if p >= 0.001 else f"{p:.2e}"
 
@@ -113,6 +117,12 @@ def markdown(report: CompareReport, chart: str | None = "compare.png") -> str:
         for r in c.ratios:
             md.append(f"| {_cell(r.measure)} | {_num(r.a_per_cell)} | {_num(r.b_per_cell)} | {_ratio(r.ratio)}"
                       f"{' (' + _cell(r.note) + ')' if r.note else ''} |")
+        if c.fidelity:
+            md += ["", f"### Simulator fidelity on the {c.fidelity_cells} cells both runs checked", "",
+                   f"checked by: {c.a} {_cell(c.fidelity_checkers[0])}; {c.b} {_cell(c.fidelity_checkers[1])}", "",
+                   f"| role | label | {c.a} (95% CI) | {c.b} (95% CI) | {c.b} - {c.a} |", "|---|---|---|---|---|"]
+            md += [f"| {f.role} | {f.label} | {_rate(f.k_a, f.n_a, f.rate_a, f.ci95_a)} | "
+                   f"{_rate(f.k_b, f.n_b, f.rate_b, f.ci95_b)} | {_signed(f.difference)} |" for f in c.fidelity]
         for flips, head in ((c.flips_a_right, f"Right in {c.a}, wrong in {c.b}"),
                             (c.flips_b_right, f"Wrong in {c.a}, right in {c.b}")):
             md += ["", f"### {head} ({len(flips)})", ""]
@@ -236,6 +246,11 @@ the test treat every cell as independent, which overstates the certainty</li>{% 
 <table><tr><th>measure</th><th>{{ c.a }} per cell</th><th>{{ c.b }} per cell</th><th>{{ c.b }}/{{ c.a }}</th></tr>
 {% for r in c.ratio_rows %}<tr><td>{{ r[0] }}</td><td class="n">{{ r[1] }}</td><td class="n">{{ r[2] }}</td><td class="n">{{ r[3] }}</td></tr>
 {% endfor %}</table>
+{% if c.fidelity_rows %}<h3>Simulator fidelity on the {{ c.fidelity_cells }} cells both runs checked</h3>
+<p>checked by: {{ c.a }} {{ c.fidelity_checkers[0] }}; {{ c.b }} {{ c.fidelity_checkers[1] }}</p>
+<table><tr><th>role</th><th>label</th><th>{{ c.a }} (95% CI)</th><th>{{ c.b }} (95% CI)</th><th>{{ c.b }} &minus; {{ c.a }}</th></tr>
+{% for r in c.fidelity_rows %}<tr class="fidelity"><td>{{ r[0] }}</td><td>{{ r[1] }}</td><td class="n">{{ r[2] }}</td><td class="n">{{ r[3] }}</td><td class="n">{{ r[4] }}</td></tr>
+{% endfor %}</table>{% endif %}
 {% for head, flips in c.flip_tables %}
 <h3>{{ head }} ({{ flips|length }})</h3>
 {% if flips %}<table><tr><th>case</th><th>seed</th><th>{{ c.a }}'s diagnosis</th><th>{{ c.b }}'s diagnosis</th><th>truth</th></tr>
@@ -278,6 +293,9 @@ def _html(report: CompareReport, chart_png: bytes | None) -> str:
                                f"{_pct(c.ci95_b[0])} to {_pct(c.ci95_b[1])}")],
             "ratio_rows": [(r.measure, _num(r.a_per_cell), _num(r.b_per_cell),
                             _ratio(r.ratio) + (f" ({r.note})" if r.note else "")) for r in c.ratios],
+            "fidelity_cells": c.fidelity_cells, "fidelity_checkers": c.fidelity_checkers,
+            "fidelity_rows": [(f.role, f.label, _rate(f.k_a, f.n_a, f.rate_a, f.ci95_a),
+                               _rate(f.k_b, f.n_b, f.rate_b, f.ci95_b), _signed(f.difference)) for f in c.fidelity],
             "flip_tables": [(f"Right in {c.a}, wrong in {c.b}", c.flips_a_right),
                             (f"Wrong in {c.a}, right in {c.b}", c.flips_b_right)]})
     chart = base64.b64encode(chart_png).decode("ascii") if chart_png else None

@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from markupsafe import Markup, escape
 
 from agents.events import expand_prompts
+from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
 from agents.image_file import read_image_bytes
 from agents.results import read_results, summarise
 from agents.secrets import scrub_secrets
@@ -401,7 +402,9 @@ def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
             items.append(pending_result)
             continue
         elif t == "synthesised_result":
-            items.append({"kind": "guard", "turn": turn, "label": f"no record of {e.get('test')}: a normal result "
+            how = {"no_abnormality_recorded": "no abnormality recorded", "not_indicated": "not indicated"}.get(
+                str(e.get("policy")), "a normal result")
+            items.append({"kind": "guard", "turn": turn, "label": f"no record of {e.get('test')}: {how} "
                           "was synthesised", "text": e.get("text")})
         elif t in ("test_refused", "budget_refused"):
             why = e.get("reason") or f"price {e.get('price')}, spent {e.get('spent')} of {e.get('budget')}"
@@ -599,7 +602,9 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
                    git_revision=run.get("git_revision") or header.get("git_revision"),
                    spec_json=json.dumps(spec, indent=2, ensure_ascii=False), summary=summary,
                    conditions=conditions, by_condition=by_condition, cond_table=cond_table, specialties=specialties,
-                   plots=plots, cases=cases, seeds=summary.get("seeds") or spec.get("seeds") or [])
+                   plots=plots, cases=cases, seeds=summary.get("seeds") or spec.get("seeds") or [],
+                   fidelity=fidelity_summary(rows).get("fidelity"),
+                   fidelity_labels=(("patient", PATIENT_LABELS), ("technician", TECHNICIAN_LABELS)))
     path = out / "report.html"
     write_page(path, html)
     return path

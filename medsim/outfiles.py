@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from agents.secrets import known_secrets, scrub_secrets
+
 __all__ = ["write_error", "write_hint", "replace_file", "naming", "RESUME_HINT"]
 
 RESUME_HINT = "then run the same command again with --resume: the rows already written are kept"
@@ -63,6 +65,8 @@ def replace_file(path: Path, data: bytes, *, resume: bool = False) -> None:
     raises :func:`write_error`'s OSError naming ``path``."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
+    if known_secrets():  # the last line of defence: no API key in run.json or summary.json (agents.secrets)
+        data = scrub_secrets(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)

@@ -14,7 +14,7 @@ import re
 from typing import Mapping, Sequence
 
 from agents.cases.model import Case
-from agents.findings import match_findings, tokens
+from agents.findings import match_order, tokens
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
 from agents.roles import READER, STAFF, get_role, role_names
 
@@ -108,7 +108,7 @@ class ScriptedLLM:
 
     def _measurement(self, case: Case, order: str) -> str:
         request = order.splitlines()[0].split(":", 1)[-1] if order else ""
-        hits = match_findings(case, request)
+        hits = match_order(case, request)
         if not hits:
             return "RESULTS: not available"
         return "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)

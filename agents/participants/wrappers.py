@@ -10,16 +10,15 @@
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case
-from agents.catalogue import CATALOGUE
+from agents.condition_names import not_a_condition_name
 from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
-from agents.findings import match_findings
+from agents.findings import match_order
 from agents.guards import check_reply, corrections_for, normalise_line
-from agents.normal_results import normal_result
+from agents.normal_results import synthesised_result
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.llm import LLMParticipant
 
@@ -37,17 +36,6 @@ def ignored_records(reply: str, obs: Observation) -> str | None:
     return None if any(normalise_line(v)[:24] in low for _, v in obs.records) else "ignored_records"
 
 
-def not_a_condition_name(text: str) -> bool:
-    """Whether ``text`` fails to name one condition: a sentence about the symptoms, a
-    question, a hedged list, a symptom or a list of them, a test's name. The doctor's
-    diagnosis is re-asked for it, and a panel member's vote is set aside for it."""
-    from agents.judge import not_a_diagnosis, strip_hedges, strip_lead_in
-
-    text = strip_hedges(strip_lead_in(text) or text) or text  # "X, I think" names X
-    return bool(not_a_diagnosis(text) or _sentence(text) or _symptom_list(text) or _symptom(text)
-                or _test_name(text))
-
-
 def names_a_condition(parse: Callable[[str], Any]) -> Check:
     """A doctor's diagnosis must be a condition's name (:func:`not_a_condition_name`)."""
     def check(reply: str, obs: Observation) -> str | None:
@@ -56,66 +44,6 @@ def names_a_condition(parse: Callable[[str], Any]) -> Check:
             return None
         return "not_a_condition" if not_a_condition_name(a.text) else None
     return check
-
-
-_VERB = re.compile(r"\b(is|are|was|were|has|have|had|seems?|appears?|suggests?|indicates?|shows?|could|may|might|"
-                   r"would|should|can)\b", re.IGNORECASE)
-
-
-def _sentence(text: str) -> bool:
-    """A clause with a verb, not a name: 'symptoms are not directly related to ...'."""
-    return len(text.split()) > 6 and bool(_VERB.search(text))
-
-
-_CONDITION_WORD = re.compile(
-    r"(itis|osis|oma|emia|aemia|pathy|plasia|iasis|ectasis|ism)\b|\b(disease|syndrome|disorder|infection|fracture|"
-    r"infarction|failure|cancer|carcinoma|deficiency|injury|tumou?r|embolism|thrombosis|stenosis|palsy|"
-    r"abscess|ulcer|hernia|aneurysm|dissection|sepsis|shock|poisoning|overdose|toxicity|pregnancy|attack)\b",
-    re.IGNORECASE)
-
-
-def _symptom_list(text: str) -> bool:
-    """Three or more short items and no word that names a condition: 'fever, cough,
-    weight loss' (but not 'Hand, foot and mouth disease')."""
-    items = [i for i in re.split(r",|;|\band\b", text) if i.strip()]
-    return (len(items) >= 3 and all(len(i.split()) <= 3 for i in items)
-            and not _CONDITION_WORD.search(text))
-
-
-# symptoms that are never a condition's name on their own ("Upper limb weakness", "Chest
-# pain"); left out on purpose: fever, headache, cough, vertigo, rash, jaundice, diarrhoea,
-# bleeding, which end many conditions' names (scarlet fever, cluster headache, whooping
-# cough, benign positional vertigo, diaper rash, neonatal jaundice, traveller's diarrhoea)
-_SYMPTOM_HEAD = re.compile(
-    r"\b(pain|aches?|weakness|fatigue|tiredness|numbness|tingling|dizziness|palpitations|nausea|malaise|"
-    r"swelling|shortness of breath|breathlessness|dyspnoea|dyspnea|weight loss|weight gain)\W*$", re.IGNORECASE)
-
-
-def _symptom(text: str) -> bool:
-    """A symptom, not a condition: a few words ending in a symptom and no word that names
-    a condition ('Upper limb weakness', but not 'Chronic pain syndrome')."""
-    return (len(text.split()) <= 5 and bool(_SYMPTOM_HEAD.search(text.strip()))
-            and not _CONDITION_WORD.search(text))
-
-
-_TEST_HEAD = re.compile(
-    r"\b(biopsy|scan|x-?ray|radiograph|ct|mri|ultrasound|ultrasonography|echocardiogram|echo|ecg|ekg|"
-    r"electrocardiogram|angiogram|angiography|endoscopy|colonoscopy|bronchoscopy|panel|tests?|count|cultures?|"
-    r"smear|serology|puncture|examination|exam|levels?|studies|analysis|screen|swab|workup|work-up)\W*$",
-    re.IGNORECASE)
-
-
-_CATALOGUE_NAMES = frozenset(normalise_line(t) for t in CATALOGUE)
-
-
-def _test_name(text: str) -> bool:
-    """The name of a test, not of a condition ('Tissue biopsy', the embedded model's
-    'diagnosis' after ordering one): a catalogue entry, or words ending in a test's kind
-    with no word that names a condition ('Lead poisoning screen' is still a screen, so
-    a condition word lets it through: 'Culture-negative endocarditis')."""
-    if normalise_line(text) in _CATALOGUE_NAMES:
-        return True
-    return bool(_TEST_HEAD.search(text.strip())) and not _CONDITION_WORD.search(text)
 
 
 class Guarded:
@@ -166,15 +94,10 @@ class Guarded:
 
 
 def order_hits(case: Case, test: str) -> list[tuple[str, str]]:
-    """The case records an order matches; an order may name several tests ("CBC, chest
-    X-ray and a CT"), each matched."""
-    parts = [p for p in re.split(r"\s*(?:,|;|\band\b|\+|/)\s*", test) if p.strip()] or [test]
-    hits: list[tuple[str, str]] = []
-    for part in parts:
-        for h in match_findings(case, part):
-            if h not in hits:
-                hits.append(h)
-    return hits
+    """The case records an order matches (:func:`agents.findings.match_order`): never a
+    record of another test; an order may name several tests ("CBC, chest X-ray and a CT"),
+    each matched."""
+    return match_order(case, test)
 
 
 class Hinted:
@@ -189,9 +112,12 @@ class Hinted:
         hits = order_hits(self.case, test)
         if not hits:
             # a gatekeeper, not a hint: "not available" would tell the doctor the test was off
-            # target; a plausible normal result is reported and marked as synthesised
-            text = f"RESULTS: {test}: {normal_result(test, self.case.demographics)}"
-            self.sink.emit(SynthesisedResult(turn=obs.turn, test=test, text=text))
+            # target; a result by the policy of the test's kind is reported and marked as
+            # synthesised (agents.normal_results)
+            made = synthesised_result(test, self.case.demographics)
+            text = f"RESULTS: {test}: {made.text}"
+            self.sink.emit(SynthesisedResult(turn=obs.turn, test=test, text=text, policy=made.policy, kind=made.kind,
+                                             entry=made.entry))
             return Turn(text=text, source="synthesised")
         rec = "\n".join(f"- {path}: {value}" for path, value in hits)
         told = replace(obs, text=f"The doctor orders: {test}\nRecords that match this order:\n{rec}",

@@ -21,6 +21,7 @@ from agents.conditions import condition_table, table_markdown, write_chart
 from agents.consultation import Consultation, ConsultationConfig
 from agents.deliberation import DeliberationConfig, Deliberating
 from agents.events import EventSink
+from agents.fidelity.scorer import FidelityScorer, fidelity_markdown, fidelity_row, fidelity_summary
 from agents.llm.base import LLM
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig, HumanParticipant, llm_cast
@@ -33,7 +34,7 @@ from agents.suites.contract import CellPlan, Suite, Unit, Units
 from agents.textsafe import md_cell
 
 __all__ = ["ConsultationSuite", "DiagnosisSuite", "AutomedicSuite", "consultation_config", "cast_config", "in_effect",
-           "consultation_summary", "fmt_accuracy"]
+           "consultation_summary", "fmt_accuracy", "fidelity_scorer"]
 
 CONSULTATION_SECTIONS = frozenset({"cases", "protocol", "diagnosis", "memory", "world", "conditions"})
 
@@ -80,10 +81,24 @@ def _care_block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"care": care} if care is not None else {}
 
 
+def _suite_blocks(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {**_care_block(rows), **fidelity_summary(rows)}
+
+
 def consultation_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The summary of consultation rows (:func:`agents.results.summarise`), with CARE
-    for the rows of AutoMedic's protocol."""
-    return summarise(rows, extra=_care_block)
+    for the rows of AutoMedic's protocol and the simulator's fidelity
+    (:func:`agents.fidelity.scorer.fidelity_summary`)."""
+    return summarise(rows, extra=_suite_blocks)
+
+
+def fidelity_scorer(plan: CellPlan) -> FidelityScorer:
+    """The simulator-fidelity scorer of a consultation cell: the pre-check, and the run's
+    judge as the checker model where it can check (not the scripted oracle)."""
+    judge = plan.llms.get("judge")
+    if judge is None:
+        return FidelityScorer(None)
+    return FidelityScorer(judge, plan.params("judge"), plan.retry("judge"))
 
 
 class ConsultationSuite(Suite):
@@ -131,7 +146,7 @@ class ConsultationSuite(Suite):
         return cast
 
     def scorers(self, plan: CellPlan) -> list[Scorer]:
-        return [DiagnosisScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge"))]
+        return [DiagnosisScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge")), fidelity_scorer(plan)]
 
     # -- results -------------------------------------------------------------------------
     def row(self, unit: Unit, events: Sequence[Mapping[str, Any]], *, seed: int, condition: str, events_file: str,
@@ -141,7 +156,22 @@ class ConsultationSuite(Suite):
         care = next((e for e in events if e.get("type") == "scored" and e.get("scorer") == "care"), None)
         if care is not None and isinstance(care.get("details"), Mapping) and "skipped" not in care["details"]:
             row["care"] = dict(care["details"])
+        fidelity = fidelity_row(events)
+        if fidelity is not None:
+            row["fidelity"] = fidelity
         return row
+
+    def csv_row(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The row with its fidelity counts as columns (``fidelity_patient_leak``, ...)."""
+        f = row.get("fidelity")
+        if not isinstance(f, Mapping):
+            return row
+        flat = {"fidelity_checker": f.get("checker")}
+        for role in ("patient", "technician"):
+            block = f.get(role) or {}
+            flat[f"fidelity_{role}_n"] = block.get("n")
+            flat.update({f"fidelity_{role}_{k}": v for k, v in (block.get("labelled") or {}).items()})
+        return {**row, **flat}
 
     def summary(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return consultation_summary(rows)
@@ -200,6 +230,7 @@ class ConsultationSuite(Suite):
                       f"{cell(r['status'])} | {cell(r['correct'])} | {cell(r['diagnosis'])} | {cell(r['truth'])} | "
                       f"{cell(r['turns'])} | {cell(r['n_tests'])} |")
         md += care_markdown(summary)  # AutoMedic's rows: CARE, for the run and per condition
+        md += fidelity_markdown(summary)
         return md
 
 
@@ -228,4 +259,4 @@ class AutomedicSuite(ConsultationSuite):
                                      consultation_config(plan.spec.protocol), sink)
 
     def scorers(self, plan: CellPlan) -> list[Scorer]:
-        return [McqScorer(), CareScorer()]
+        return [McqScorer(), CareScorer(), fidelity_scorer(plan)]

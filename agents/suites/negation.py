@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Negation", "Conflict", "Repair", "stem", "negations", "conflicts", "restore"]
+__all__ = ["Negation", "Conflict", "Repair", "stem", "negations", "concepts", "conflicts", "restore"]
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,]\d+)*|[.;:!?()\[\],]")
 _PUNCT = frozenset(".;:!?()[]")
@@ -185,8 +185,14 @@ def _match(toks: list[_Tok], i: int, seq: Sequence[str]) -> bool:
     return i + len(seq) <= len(toks) and all(toks[i + k].low == w for k, w in enumerate(seq))
 
 
+_CUE_STARTS = frozenset(seq[0] for seq in _CUES)
+
+
 def _forward_cue(toks: list[_Tok], i: int) -> tuple[int, str] | None:
     """(length, cue) of a forward cue at ``i``, or None."""
+    low = toks[i].low
+    if low not in _CUE_STARTS and not low.endswith("n't"):  # no cue starts here (the common case, at once)
+        return None
     if any(_match(toks, i, p) for p in _PSEUDO):
         return None
     if toks[i].low.endswith("n't"):
@@ -285,6 +291,14 @@ def _analyse(text: str) -> tuple[list[_Tok], list[Negation]]:
 def negations(text: str) -> list[Negation]:
     """The negated phrases of ``text``, in order."""
     return _analyse(text)[1]
+
+
+def concepts(text: str) -> list[tuple[str, str, bool, int]]:
+    """Each concept (content word) of ``text`` in order, as (word, stem, negated, start):
+    whether a negated scope holds it, and where it starts (the simulator-fidelity check
+    reads a patient's claims so)."""
+    toks, _ = _analyse(text)
+    return [(t.text, t.stem, t.scope >= 0, t.start) for t in toks if t.content and not t.cue]
 
 
 def _polarity(text: str) -> tuple[set[str], set[str], list[Negation]]:

@@ -26,7 +26,8 @@ def test_rescoring_a_run_with_another_judge(tmp_path, fake_openai, capsys):
     sdir = out / "scores" / "big"
     rows = read_results(sdir / "scores.jsonl")
     assert len(rows) == len(original) == 44
-    judged_by_server = [q for q in server.requests if q["path"] == "/v1/chat/completions"]
+    judged_by_server = [q for q in server.requests if q["path"] == "/v1/chat/completions"
+                        and "final diagnosis" in q["body"]["messages"][0]["content"]]  # not the fidelity checker's
     assert len(judged_by_server) == n_llm and all(q["body"]["model"] == "big-judge" for q in judged_by_server)
     for r in rows:
         o = original[(r["case_id"], r["seed"])]
