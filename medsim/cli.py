@@ -60,6 +60,10 @@ def spec_from_args(args: argparse.Namespace, *, extra: dict[str, Any] | None = N
     except SpecError as e:
         flag = flag_for(e.key, given)
         raise (SpecError(f"{e} ({flag})", key=e.key) if flag else e) from None
+    if args.command in ("consult", "play") and all(rs.backend in ("scripted", "none", "human")
+                                                   for rs in spec.roles.values()):
+        logger.info("every model role is the scripted oracle (it plays from the case and its answer key); "
+                    "--llm local runs the embedded model")
     # a role left on the command's default because only some roles were named: say so
     named = [r for r in spec.roles if given.get(f"roles.{r}.backend") and given[f"roles.{r}.backend"] != "human"]
     file_roles = raw.get("roles") if isinstance(raw.get("roles"), dict) else {}
@@ -127,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_out(o, "encounter")
 
     c = sub.add_parser("consult", help="run one cell (a consultation, an encounter) and print it live")
-    add_spec_flags(c, "consult", "local")
+    add_spec_flags(c, "consult", "scripted")
     c.add_argument("--case", default=None, help="case (or persona) id (default: the first)")
     c.add_argument("--log", type=Path, default=None, help="also write the event log here (default: none)")
     c.add_argument("--as", dest="as_role", default=None, type=_as_role, choices=playable,
@@ -135,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "play every role)")
 
     pl = sub.add_parser("play", help="open the hospital: several consultations at once, live")
-    add_spec_flags(pl, "play", "local")
+    add_spec_flags(pl, "play", "scripted")
     pl.add_argument("--log", type=Path, default=None, help="shift event log (default runs/shift-s<seed>.jsonl)")
     pl.add_argument("--follow", default=None, help="select and follow an agent, e.g. doctor-1 (default: none)")
     pl.add_argument("--as", dest="as_role", default=None, type=_as_role, choices=playable,

@@ -56,6 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.llm.base import GenerateParams, LLMError, Message, Output, text_message
+from agents.llm.native_log import quiet_native
 
 __all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE"]
 
@@ -143,8 +144,9 @@ class BatchedEngine:
         # The loaded model, its tokenizer, chat format and sampler factory; its own context
         # is tiny and never decodes.
         try:
-            self._fmt = Llama(model_path=self.path, n_ctx=256, n_batch=256, n_threads=n_threads, seed=seed,
-                              verbose=False)
+            with quiet_native():
+                self._fmt = Llama(model_path=self.path, n_ctx=256, n_batch=256, n_threads=n_threads, seed=seed,
+                                  verbose=False)
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {self.path}: {e}", backend=self.name, transient=False) from e
         self._fmt_lock = threading.Lock()  # the capture shadows a method of, and _init_sampler seeds, _fmt
@@ -157,7 +159,8 @@ class BatchedEngine:
         cp.kv_unified = False  # one KV stream per sequence: attention over its own cells only
         cp.flash_attn = self._fmt.context_params.flash_attn  # as the serial path's contexts
         cp.offload_kqv = self._fmt.context_params.offload_kqv
-        self._ctx = llama_cpp.llama_init_from_model(self._fmt._model.model, cp)
+        with quiet_native():
+            self._ctx = llama_cpp.llama_init_from_model(self._fmt._model.model, cp)
         if not self._ctx:
             raise LLMError(f"cannot create a context of {n_seq} sequences x {self.n_ctx_seq} tokens",
                            backend=self.name, transient=False)

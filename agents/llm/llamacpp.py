@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from agents.llm.native_log import quiet_native
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
 __all__ = ["LlamaPool", "LlamaCppLLM"]
@@ -72,9 +73,10 @@ class LlamaPool:
         try:
             # n_threads_batch too: left out, llama-cpp-python evaluates prompts on every core
             # whatever n_threads says (a busy machine's threads then wait at each barrier)
-            llm = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
-                        n_batch=self.n_batch, seed=seed, verbose=False,
-                        **({"chat_handler": handler} if handler is not None else {}))
+            with quiet_native():
+                llm = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
+                            n_batch=self.n_batch, seed=seed, verbose=False,
+                            **({"chat_handler": handler} if handler is not None else {}))
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
         with self._guard:

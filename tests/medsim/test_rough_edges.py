@@ -87,3 +87,13 @@ def _report(tmp_path):
 
     run_bench(build_spec(None, {"limit": 1}), BenchOptions(out=tmp_path / "plain", progress=False))
     return (tmp_path / "plain" / "report.md").read_text()
+
+
+def test_every_command_defaults_to_the_same_backend_and_says_what_it_is(capsys, caplog):
+    from medsim.cli import build_parser
+
+    p = build_parser()
+    assert {p.parse_args([c]).default_llm for c in ("bench", "consult", "play", "osce", "config")} == {"scripted"}
+    caplog.set_level("INFO")
+    assert main(["consult", "--case", "demo-001"]) == 0
+    assert "scripted oracle" in caplog.text and "--llm local" in caplog.text
