@@ -31,7 +31,7 @@ from agents.textsafe import UNSAFE
 
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
-    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "SynthesisedResult", "TestRefused", "BudgetRefused", "ImageReturned",
+    "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "PatientGrounded", "SynthesisedResult", "TestRefused", "BudgetRefused", "ImageReturned",
     "ImageError", "ImageRead", "ImageNotRead", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
     "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "MemoryRetrieved",
     "MemoryLearned", "Reasoning", "PanelVote", "PanelStep", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
@@ -182,6 +182,20 @@ class FallbackReply(Event):
     turn: int
     reason: str
     text: str
+
+
+@dataclass(frozen=True)
+class PatientGrounded(Event):
+    """The facts of the case the patient was given with a question (their indices in
+    :func:`agents.fidelity.facts.case_facts`, as said in the patient's voice:
+    :mod:`agents.patient_voice`); none: the patient was told nothing answers it."""
+
+    type: ClassVar[str] = "patient_grounded"
+    turn: int
+    facts: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "turn": self.turn, "facts": list(self.facts)}
 
 
 @dataclass(frozen=True)

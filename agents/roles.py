@@ -224,7 +224,14 @@ def doctor_system(case: Case, max_turns: int, *, mode: str = "markers", style: s
                   catalogue="; ".join(CATALOGUE))
 
 
-def patient_system(case: Case, *, style: str = "medsim") -> str:
+def patient_system(case: Case, *, style: str = "medsim", grounded: bool = False) -> str:
+    """The patient's system prompt: every fact of the case (medsim's or AgentClinic's
+    wording), or, ``grounded``, only who speaks and what brought them, the facts coming
+    with each question (:mod:`agents.participants.grounded`)."""
+    if grounded and style != "agentclinic":
+        from agents.patient_voice import speaker_brief  # the fidelity analysis loads only for a grounded patient
+
+        return render("patient_grounded", **speaker_brief(case))
     facts = {k: v for k, v in case.patient.items() if k != "Demographics"}
     name = "patient_agentclinic" if style == "agentclinic" else "patient"
     return render(name, demographics=case.demographics, facts=format_facts(facts, indent="- "))

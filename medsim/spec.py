@@ -128,6 +128,9 @@ class ProtocolSpec:
     guards: bool = True
     guard_retries: int = 2
     measurement_hints: bool = True
+    # the faithful patient: the facts answering each question in the patient's voice, unfaithful
+    # replies asked again (agents.participants.grounded); off under AgentClinic's protocol
+    patient_grounding: bool = True
     max_turns: int = 20
     measurement: bool = True  # the technician is there (MedAgentSim's "+measurement" rung)
     static: bool = False  # static QA: the doctor sees the whole case at once and answers in one turn
@@ -138,7 +141,7 @@ class ProtocolSpec:
     patient_bias: str | None = None
 
     KEYS = ("name", "doctor_mode", "prompt_style", "min_gathering", "guards", "guard_retries",
-            "measurement_hints", "max_turns", "measurement", "static", "budget", "doctor_bias", "patient_bias")
+            "measurement_hints", "patient_grounding", "max_turns", "measurement", "static", "budget", "doctor_bias", "patient_bias")
 
     @classmethod
     def parse(cls, d: Mapping[str, Any], *, doctor_backend: str) -> "ProtocolSpec":
@@ -165,6 +168,7 @@ class ProtocolSpec:
             guards=_bool(d, "guards", path, default=not ac),
             guard_retries=_int(d, "guard_retries", path, lo=0, default=2),
             measurement_hints=_bool(d, "measurement_hints", path, default=not ac),
+            patient_grounding=_bool(d, "patient_grounding", path, default=not ac),
             max_turns=_int(d, "max_turns", path, lo=1, default=20),
             measurement=_bool(d, "measurement", path, default=True),
             static=_bool(d, "static", path, default=False),

@@ -56,6 +56,11 @@ def role_reply(messages: list[dict[str, Any]]) -> str:
         return "No."
     if "radiologist" in system:
         return "An image with a finding."
+    last = str(msgs[-1].get("content", "")) if msgs else ""
+    if "\n(What you know that answers this:\n- " in last:  # a grounded patient: say the first fact given
+        return last.split("\n(What you know that answers this:\n- ", 1)[1].splitlines()[0].rstrip(")")
+    if "\n(Nothing you know answers this" in last:
+        return "I haven't noticed that."
     return "I have felt unwell for two days."
 
 

@@ -36,7 +36,7 @@ from agents.fidelity.facts import (OPPOSITES, SITES, CaseFacts, Fact, canon, cas
                                    located_concepts)
 from agents.judge import names_condition
 
-__all__ = ["Claim", "PatientCheck", "check_patient", "CLAIM_VERDICTS", "VOICES", "asked_sections"]
+__all__ = ["Claim", "PatientCheck", "check_patient", "CLAIM_VERDICTS", "VOICES", "asked_sections", "specific_sections"]
 
 CLAIM_VERDICTS = ("supported", "contradicted", "unsupported", "no_claim")
 VOICES = ("first_person", "caregiver", "third_person", "not_caregiver")
@@ -227,7 +227,7 @@ _OTHER_PERSON = re.compile(r"\b(?:my|our|the)\s+(?:wife|husband|partner|son|daug
 _FIRST = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
 _CHILD = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|my\s+(?:son|daughter|baby|child|kid|boy|girl|"
                     r"little\s+one)|the\s+(?:baby|child)|our\s+(?:son|daughter|baby|child))\b", re.I)
-_OWN_SYMPTOM = re.compile(r"\b(?:i\s+(?:have|had|feel|felt|am|get|got|keep)|i'?ve\s+(?:had|been|got)|i'?m\s+"
+_OWN_SYMPTOM = re.compile(r"\b(?:i\s+(?:have|had|feel|felt|am|get|got|keep)\b(?!n't|\s+not\b|\s+never\b)|i'?ve\s+(?:had|been|got)|i'?m\s+"
                           r"(?:feeling|having|in|sick|hot|tired|hurting|coughing|vomiting|itchy|sore|dizzy|"
                           r"breathless|unwell|in\s+pain)|my\s+(?:tummy|belly|stomach|head|chest|throat|ear|ears|"
                           r"eyes?|skin|legs?|arms?|hands?|feet|foot|back|neck|mouth|lips|tongue|body)\b)", re.I)
@@ -351,6 +351,12 @@ _TOPICS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
                 r"happen|worse|better|where|how\s+bad|severe|pain|feel|symptom|what\s+is\s+it|trouble", re.I),
      ("complaint", "history", "symptoms")),
 )
+
+
+def specific_sections(question: str) -> frozenset[str]:
+    """The sections a question names by topic (its past history, social history, family,
+    other symptoms), leaving out the catch-all of the complaint ("problem", "feel")."""
+    return frozenset(s for rx, secs in _TOPICS[:-1] if rx.search(question) for s in secs)
 
 
 def asked_sections(question: str) -> frozenset[str]:

@@ -81,6 +81,13 @@ class ScriptedLLM:
         """The case's answer to a question it recognises; otherwise (or when that answer was
         already given: a person asks in their own words) the next fact not yet said, so the
         patient never repeats itself."""
+        if "\n(What you know that answers this:\n" in question:  # a grounded patient: the facts it was given
+            given = [ln[2:].rstrip(")") for ln in question.split("\n(What you know that answers this:\n", 1)[1]
+                     .splitlines() if ln.startswith("- ")]
+            fresh = [g for g in given if not any(g in s for s in said)]
+            return " ".join((fresh or given)[:2])
+        if "\n(Nothing you know answers this" in question:
+            return "I haven't noticed anything like that."
         p = case.patient
         q = question.lower()
         sym = p.get("Symptoms") or {}

@@ -15,6 +15,7 @@ from agents.events import EventSink
 from agents.llm.base import LLM, GenerateParams
 from agents.llm.calls import RetryPolicy
 from agents.participants.base import Participant
+from agents.participants.grounded import Grounded, faithful, patient_corrections
 from agents.participants.llm import LLMDoctor, LLMParticipant
 from agents.participants.wrappers import Guarded, Hinted, ignored_records, names_a_condition
 from agents.roles import (CONSULTATION_KINDS, READER, STAFF, doctor_system, patient_system, role_defaults,
@@ -43,6 +44,9 @@ class CastConfig:
     # turns the detectors off (AgentClinic behaviour)
     guard_retries: int | None = 2
     measurement_hints: bool = True  # the technician is shown the records matching an order
+    # the patient is given the facts answering each question in its own voice, and a reply the
+    # fidelity pre-check finds unfaithful is asked again (agents.participants.grounded)
+    patient_grounding: bool = True
     max_turns: int = 20  # told to the doctor
     measurement: bool = True  # a technician is there (the doctor is offered tests)
     static: bool = False  # static QA: the doctor reads the whole case and answers once
@@ -85,7 +89,8 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
     doctor = make("doctor", biased(cfg, "doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style,
                                                                 measurement=cfg.measurement, static=cfg.static), sink),
                   LLMDoctor, mode=cfg.doctor_mode, measurement=cfg.measurement, static=cfg.static)
-    patient = make("patient", biased(cfg, "patient", patient_system(case, style=style), sink))
+    grounded = cfg.patient_grounding and style != "agentclinic"
+    patient = make("patient", biased(cfg, "patient", patient_system(case, style=style, grounded=grounded), sink))
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient}
     staff = [r for r in roles_of_kind(STAFF) if r.name in llms and r.system is not None]
     for r in staff:
@@ -97,12 +102,16 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
     if cfg.guard_retries is not None:
         cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),),
                                  last_stands=("not_a_condition",))
-        cast["patient"] = Guarded(patient, retries=cfg.guard_retries)
+        cast["patient"] = (Guarded(patient, retries=cfg.guard_retries, checks=(faithful(case),),
+                                   corrections=patient_corrections(case)) if grounded
+                           else Guarded(patient, retries=cfg.guard_retries))
         # one retry for a staff role: when it ignores the records, the records
         # themselves are the recorded fallback (see Hinted)
         for r in staff:
             cast[r.name] = Guarded(cast[r.name], retries=min(1, cfg.guard_retries),  # type: ignore[arg-type]
                                    checks=(ignored_records,))
+    if grounded:
+        cast["patient"] = Grounded(cast["patient"], case, sink)
     if cfg.measurement_hints:
         for r in staff:
             cast[r.name] = Hinted(cast[r.name], case, sink)

@@ -219,7 +219,9 @@ def automedic_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: E
     cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries) if cfg.guard_retries is not None else doctor
     patient = base["patient"]
     cast.doctor_llm = doctor
-    cast.patient_llm = patient.inner if isinstance(patient, Guarded) else patient  # type: ignore[assignment]
+    while not isinstance(patient, LLMParticipant) and hasattr(patient, "inner"):  # Grounded, Guarded: the model itself
+        patient = patient.inner
+    cast.patient_llm = patient  # type: ignore[assignment]
     cast.mcq = mcq
     return cast
 

@@ -63,6 +63,7 @@ def cast_config(plan: CellPlan) -> CastConfig:
     return CastConfig(
         doctor_mode=p.doctor_mode, prompt_style=p.prompt_style,
         guard_retries=p.guard_retries if p.guards else None, measurement_hints=p.measurement_hints,
+        patient_grounding=p.patient_grounding,
         max_turns=p.max_turns, measurement=p.measurement, static=p.static,
         params={r: plan.params(r) for r in roles}, retry={r: plan.retry(r) for r in roles},
         doctor_bias=p.doctor_bias, patient_bias=p.patient_bias,

@@ -14,7 +14,7 @@ from agents.events import ListSink
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import (CastConfig, Guarded, HumanParticipant, LLMDoctor, ReplayedParticipant,
                                  ScriptedParticipant, Switchable, llm_cast)
-from agents.participants.base import Turn
+from agents.participants.base import Observation, Turn
 from agents.participants.conformance import ParticipantConformanceError, check_participant
 from agents.protocol import DoctorAction
 from agents.suites.conformance import SuiteConformanceError, check_suite
@@ -126,8 +126,19 @@ def test_check_participant_catches_what_the_engine_cannot_take():
 def test_a_guarded_participant_that_keeps_failing_is_a_role_failure_not_a_bug(case):
     """Guarded ends in RoleFailure after its retries: the engine's way, which passes."""
     cast = _llm_cast(case)
-    looping = replace(cast["patient"].inner, llm=_Looper())
+    looping = replace(cast["measurement"].inner.inner, llm=_Looper())
     check_participant(Guarded(looping, retries=1), final=False)
+
+
+def test_the_grounded_patient_passes_and_a_failing_model_behind_it_is_its_facts(case):
+    """The grounded patient (agents.participants.grounded) conforms; a model that keeps
+    refusing behind it gives the case's facts, not a RoleFailure."""
+    cast = _llm_cast(case)
+    check_participant(cast["patient"], final=False)
+    grounded = cast["patient"]
+    grounded.inner.inner = replace(grounded.inner.inner, llm=_Looper())
+    turn = grounded.act(Observation(turn=1, text="What brings you in today?"))
+    assert turn.source == "fallback" and "AI" not in turn.text
 
 
 class _Looper:

@@ -67,14 +67,16 @@ def test_refusal_is_retried_with_a_correction_then_accepted(demo):
 
 
 def test_unfixable_role_is_a_failed_consultation_not_a_wrong_answer(demo):
+    # (the patient of the case's facts: a grounded patient never fails, it gives its facts,
+    # tests/agents/test_faithful_patient.py)
     llm = Script(ScriptedLLM(demo), patient=["I can't help with that, as an AI."])
-    row, events = consult(demo["demo-003"], roles(llm), cast=CastConfig(guard_retries=2))
+    row, events = consult(demo["demo-003"], roles(llm), cast=CastConfig(guard_retries=2, patient_grounding=False))
     assert row["status"] == "failed" and row["correct"] is None and row["diagnosis"] is None and row["error"] is None
     assert len(of(events, "reply_rejected")) == 3
     assert [e["problem"] for e in of(events, "consultation_failed")] == ["refusal"]
     assert not of(events, "judge")
     # the same with detectors off (AgentClinic): the refusal goes through as dialogue
-    row2, _ = consult(demo["demo-003"], roles(llm), cast=CastConfig(guard_retries=None))
+    row2, _ = consult(demo["demo-003"], roles(llm), cast=CastConfig(guard_retries=None, patient_grounding=False))
     assert row2["status"] == "diagnosed"
 
 
@@ -83,7 +85,8 @@ def test_failed_consultations_are_counted_apart_in_the_bench(demo, tmp_path):
     from medsim.spec import build_spec
 
     llm = Script(ScriptedLLM(demo), patient=["As an AI I cannot do that."])
-    o = run_bench(build_spec(None, {"limit": 3}), BenchOptions(out=tmp_path / "r", progress=False),
+    o = run_bench(build_spec(None, {"limit": 3, "protocol.patient_grounding": False}),
+                  BenchOptions(out=tmp_path / "r", progress=False),
                   backends=roles(llm))
     s = o.summary
     assert s["failed"] == 3 and s["scored"] == 0 and s["errors"] == 0 and s["accuracy"] is None

@@ -228,7 +228,7 @@ def test_consult_shows_model_text_escaped(tmp_path, capsys):
     out, err = capsys.readouterr()
     _clean(out)
     _clean(err)
-    assert "Patient: \\x1b[31mRED\\x07\\x00\\u202eabc pain" in out
+    assert "Patient: My main problem is \\x1b[31mRED\\x07\\x00\\u202eabc pain" in out
     assert "Correct:   Acute | appendicitis \\x1b[31mRED" in out
     from agents.events import read_events  # the log is data: it keeps the text as it was said
 

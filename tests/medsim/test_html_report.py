@@ -141,7 +141,8 @@ def test_model_and_case_text_is_shown_escaped(tmp_path):
     cases.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     out = _bench(tmp_path, cases=str(cases))
     ev = read_events(next((out / "events").glob("*.jsonl")))
-    assert any(NASTY in (e.get("text") or "") for e in ev if e["type"] == "utterance")  # the model said it
+    said = " ".join(e.get("text") or "" for e in ev if e["type"] == "utterance")  # the model said it (in sentences)
+    assert "<script>alert(1)</script> \x1b[31mred\x1b[0m \u202egnp" in said
     pages = [out / "report.html", *sorted((out / "transcripts").glob("*.html"))]
     assert len(pages) == 2
     for p in pages:

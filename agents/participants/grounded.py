@@ -1,0 +1,102 @@
+"""The faithful patient (written for medsim): each question comes with the case's facts
+that answer it, in the patient's own voice (:mod:`agents.patient_voice`), as the
+technician's orders come with their records; a reply the fidelity pre-check
+(:func:`agents.fidelity.patient.check_patient`) finds contradicting the case, inventing
+what it does not hold, in the third person (or, for an infant, not in the caregiver's
+voice) or naming the diagnosis is asked again (by :class:`~agents.participants.wrappers.Guarded`,
+with :func:`faithful`); and when the retries are spent, the facts themselves are the
+reply (a recorded fallback), so the patient never fails a consultation and never says
+what the case does not.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from agents.cases.model import Case
+from agents.events import EventSink, FallbackReply, PatientGrounded
+from agents.fidelity.patient import check_patient
+from agents.guards import corrections_for
+from agents.participants.base import Observation, Participant, RoleFailure, Turn
+from agents.patient_voice import VoicedFact, facts_for, grounded_answer, voice_of
+
+__all__ = ["Grounded", "faithful", "patient_corrections", "grounded_message", "FIDELITY_PROBLEMS"]
+
+FIDELITY_PROBLEMS = ("leak", "third_person", "not_caregiver", "contradicted", "invented")
+GIVEN = "(What you know that answers this:"
+NOTHING = "(Nothing you know answers this: say you have not noticed it, or that you do not know.)"
+
+
+def faithful(case: Case) -> Callable[[str, Observation], "str | None"]:
+    """A :class:`Guarded` check: the problem the pre-check finds in a patient reply to the
+    question being answered (``obs.answering``), worst first, or None."""
+    def check(reply: str, obs: Observation) -> str | None:
+        question = obs.answering if obs.answering is not None else obs.text
+        c = check_patient(case, question, reply)
+        if c.leak:
+            return "leak"
+        if c.voice in ("third_person", "not_caregiver"):
+            return c.voice
+        if c.claim_verdict == "contradicted":
+            return "contradicted"
+        if c.claim_verdict == "unsupported":
+            return "invented"
+        return None
+    return check
+
+
+def patient_corrections(case: Case) -> dict[str, str]:
+    """What the guard tells the patient (or the caregiver) for each problem."""
+    out = dict(corrections_for("patient"))
+    v = voice_of(case)
+    if v.caregiver is None:
+        out["third_person"] = ('(Speak as yourself: say "I" and "my". Never call yourself "the patient", '
+                               '"he" or "she".)')
+    else:
+        out["third_person"] = (f'(You are the {v.caregiver}: speak of your child as "he", "she" or "{v.child}", '
+                               'never as "the patient".)')
+        out["role_break"] = f"(Speak only as the {v.caregiver}. Do not write the doctor's lines.)"
+    out["not_caregiver"] = (f"(You are the patient's {v.caregiver or 'caregiver'}: say what you have seen in your child "
+                            f'("{v.child} has ..."), not symptoms of your own.)')
+    out["contradicted"] = "(That does not match what you know. Answer again from the facts given with the question.)"
+    out["invented"] = ("(Say only what the facts given with the question say. If they do not answer it, say you have "
+                       "not noticed it.)")
+    out["leak"] = ("(You do not know your diagnosis or your test results. Say only what you feel and have "
+                   "noticed, in everyday words.)")
+    return out
+
+
+def grounded_message(question: str, facts: tuple[VoicedFact, ...]) -> str:
+    """The question as the patient reads it: with the facts that answer it, or the note
+    that none does."""
+    if not facts:
+        return f"{question}\n{NOTHING}"
+    return f"{question}\n{GIVEN}\n" + "\n".join(f"- {f.text}" for f in facts) + ")"
+
+
+class Grounded:
+    """Wraps the (guarded) patient: each question comes with the facts that answer it
+    (logged as ``patient_grounded``); a reply still unfaithful, or otherwise unusable,
+    after the guard's retries is replaced by those facts (``fallback_reply``)."""
+
+    def __init__(self, inner: Participant, case: Case, sink: EventSink, k: int = 4):
+        self.inner, self.case, self.sink, self.k = inner, case, sink, k
+        self.role = inner.role
+        self.told: set[int] = set()
+
+    def act(self, obs: Observation) -> Turn:
+        question = obs.text
+        facts = facts_for(self.case, question, self.told, self.k)
+        self.sink.emit(PatientGrounded(turn=obs.turn, facts=tuple(f.index for f in facts)))
+        told = replace(obs, text=grounded_message(question, facts), answering=question)
+        self.told |= {f.index for f in facts}
+        try:
+            return self.inner.act(told)
+        except RoleFailure as e:
+            text = grounded_answer(self.case, facts)
+            self.sink.emit(FallbackReply(role=self.role, turn=obs.turn, reason=str(e), text=text))
+            participant = getattr(self.inner, "inner", self.inner)
+            commit = getattr(participant, "commit", None)
+            if commit is not None:  # the patient's own conversation holds what was said
+                commit(told.text, text)
+            return Turn(text=text, source="fallback")

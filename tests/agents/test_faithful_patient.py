@@ -1,0 +1,226 @@
+"""The faithful patient (issue 21, item 3): the case's facts in the patient's voice, the
+facts that answer each question, a guard that asks again a reply contradicting the case,
+in the third person, naming the diagnosis or inventing, the facts themselves when the
+retries are spent, and a caregiver who answers for an infant."""
+from pathlib import Path
+
+import pytest
+
+from agents.cases import load_cases
+from agents.cases.model import Case
+from agents.fidelity.facts import case_facts
+from agents.fidelity.patient import check_patient
+from agents.llm.base import Output
+from agents.llm.scripted import ScriptedLLM
+from agents.participants import CastConfig
+from agents.participants.grounded import Grounded
+from agents.patient_voice import facts_for, first_person, voice_of, voiced_facts
+from agents.roles import patient_system
+from tests.helpers import consult, of, roles
+
+AGENTCLINIC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "agentclinic" / "agentclinic_medqa.jsonl"
+
+
+class Script:
+    """Per role, replies handed out in order, then the scripted oracle's (``repeat``: the
+    last one for ever)."""
+
+    name = "script"
+
+    def __init__(self, inner, repeat=False, **per_role):
+        self.inner, self.repeat, self.per_role = inner, repeat, {k: list(v) for k, v in per_role.items()}
+
+    def generate(self, messages, params, ctx):
+        q = self.per_role.get(ctx.role)
+        if q:
+            return Output(q.pop(0) if len(q) > 1 or not self.repeat else q[0], self.name)
+        return self.inner.generate(messages, params, ctx)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    cases, _ = load_cases("demo")
+    return {c.id: c for c in cases}
+
+
+def _all_cases():
+    cases = list(load_cases("demo")[0])
+    if AGENTCLINIC.is_file():
+        cases += list(load_cases(str(AGENTCLINIC))[0])
+    return cases
+
+
+def _infant() -> Case:
+    return Case(id="infant-1", source="test", objective="Evaluate a 3-week-old girl who feeds poorly.",
+                demographics="3-week-old girl", diagnosis="Pyloric stenosis",
+                patient={"Demographics": "3-week-old girl",
+                         "History": "The patient has been vomiting after every feed for 4 days. Her mother reports "
+                                    "that she seems hungry straight after.",
+                         "Symptoms": {"Primary_Symptom": "Vomiting after feeds",
+                                      "Secondary_Symptoms": ["Hungry after vomiting"]},
+                         "Past_Medical_History": "Born at term.",
+                         "Review_of_Systems": "No fever. No diarrhoea."},
+                exam={}, tests={})
+
+
+def test_every_known_case_is_voiced_in_the_first_person_or_the_caregivers():
+    """Over every shipped (and AgentClinic) case: no voiced fact of a patient who speaks for
+    themselves reads as the third person to the fidelity check, and no caregiver calls the
+    child "the patient"."""
+    bad = []
+    n = 0
+    for case in _all_cases():
+        cf = case_facts(case)
+        for f in voiced_facts(case):
+            n += 1
+            voice = check_patient(case, "", f.text).voice
+            if voice == "third_person" or "the patient" in f.text.lower():
+                bad.append((case.id, cf.facts[f.index].text, f.text, voice))
+    assert n > 100
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("text,section,sex,expected", [
+    ("The patient reports a 1-month history of double vision", "history", "f",
+     "I report a 1-month history of double vision."),
+    ("She notes that it worsens after activity", "history", "f", "I note that it worsens after activity."),
+    ("He has a cough and feels tired", "history", "m", "I have a cough and feel tired."),
+    ("Denies fever, cough, or recent travel", "ros", "m", "I deny fever, cough, or recent travel."),
+    ("Non-smoker, drinks wine occasionally", "social", "f", "Non-smoker, I drink wine occasionally."),
+    ("His wife says she is worried", "history", "m", "My wife says she is worried."),
+    ("Her mother gave her the tablets", "history", "f", "My mother gave me the tablets."),
+    ("Double vision", "complaint", "f", "My main problem is double vision."),
+    ("Feeling feverish", "symptoms", "m", "I have also been feeling feverish."),
+    ("The pain started yesterday and has been worsening", "history", "m",
+     "The pain started yesterday and has been worsening."),
+])
+def test_first_person(text, section, sex, expected):
+    assert first_person(text, section, voice_of_sex(sex)) == expected
+
+
+def voice_of_sex(sex):
+    from agents.patient_voice import Voice
+
+    return Voice(None, "", sex)
+
+
+def test_placeholders_are_not_facts():
+    v = voice_of_sex("f")
+    assert first_person("Information not provided.", "social", v) is None
+    assert first_person("No additional symptoms provided", "ros", v) is None
+    assert first_person("No fever", "ros", v) == "No fever."
+
+
+def test_the_facts_that_answer_a_question(demo):
+    case = demo["demo-007"]
+    voiced = {f.index: f for f in voiced_facts(case)}
+    meds = facts_for(case, "Do you have any medical problems, or take any medicines?")
+    assert meds and all(voiced[f.index].section == "pmh" for f in meds)
+    first = facts_for(case, "What brings you in today?")
+    assert first and any(f.section == "complaint" for f in first)
+    again = facts_for(case, "Is there anything else?", told={f.index for f in first})
+    assert again and not {f.index for f in again} & {f.index for f in first}
+    assert len(facts_for(case, "Tell me everything.")) <= 4
+
+
+def test_a_grounded_patient_is_given_only_the_facts_that_answer_and_logs_them(demo):
+    row, events = consult(demo["demo-007"], roles(ScriptedLLM(demo)))
+    system = of(events, "llm_call", role="patient")[0]["messages"][0]["content"]
+    assert "I am a 24-year-old man" not in system and "24-year-old man" in system  # who speaks, not the list
+    assert "No regular medications" not in system  # a fact comes with the question that asks for it
+    grounded = of(events, "patient_grounded")
+    assert grounded and len(grounded) == len(of(events, "utterance", speaker="patient"))
+    first_q = of(events, "llm_call", role="patient")[0]["messages"][-1]["content"]
+    assert "(What you know that answers this:" in first_q
+    assert row["status"] == "diagnosed"
+
+
+def test_a_contradicting_reply_is_asked_again(demo):
+    case = demo["demo-007"]  # the complaint is abdominal pain
+    llm = Script(ScriptedLLM(demo), patient=["I have no pain at all in my tummy.",
+                                             "A dull ache started around my belly button yesterday."])
+    row, events = consult(case, roles(llm))
+    rej = of(events, "reply_rejected", role="patient")
+    assert [e["problem"] for e in rej] == ["contradicted"]
+    calls = of(events, "llm_call", role="patient")
+    assert "does not match what you know" in calls[1]["messages"][-1]["content"]
+    said = [e["text"] for e in of(events, "utterance", speaker="patient")]
+    assert said[0].startswith("A dull ache") and all("no pain at all" not in s for s in said)
+    assert row["status"] == "diagnosed"
+
+
+@pytest.mark.parametrize("bad,problem", [
+    ("The patient has had pain around the navel since yesterday.", "third_person"),
+    ("I think I have appendicitis, doctor.", "leak"),
+])
+def test_a_third_person_or_leaking_reply_is_asked_again(demo, bad, problem):
+    llm = Script(ScriptedLLM(demo), patient=[bad, "It began around my belly button yesterday and moved."])
+    row, events = consult(demo["demo-007"], roles(llm))
+    assert [e["problem"] for e in of(events, "reply_rejected", role="patient")] == [problem]
+    assert all(bad != e["text"] for e in of(events, "utterance", speaker="patient"))
+
+
+def test_the_facts_are_the_reply_when_the_retries_are_spent(demo):
+    llm = Script(ScriptedLLM(demo), repeat=True, patient=["The patient is feeling generally well today."])
+    row, events = consult(demo["demo-007"], roles(llm))
+    assert row["status"] == "diagnosed"  # the patient never fails the consultation
+    fallbacks = of(events, "fallback_reply", role="patient")
+    assert fallbacks
+    said = of(events, "utterance", speaker="patient")
+    assert all(e["source"] == "fallback" for e in said)
+    voiced = {f.text for f in voiced_facts(demo["demo-007"])}
+    first = fallbacks[0]["text"]
+    assert any(v in first for v in voiced) and "the patient" not in first.lower()
+    # what the doctor heard is what the patient's own conversation holds
+    later = of(events, "llm_call", role="patient")[-1]["messages"]
+    assert any(m["role"] == "assistant" and m["content"] == first for m in later)
+
+
+def test_a_caregiver_answers_for_an_infant():
+    case = _infant()
+    v = voice_of(case)
+    assert v.caregiver == "mother" and v.child == "my baby"
+    system = patient_system(case, grounded=True)
+    assert "the mother of a patient" in system
+    texts = [f.text for f in voiced_facts(case)]
+    assert "My baby has been vomiting after every feed for 4 days." in texts
+    assert any(t.startswith("I report that she seems hungry") for t in texts)
+    cases = {case.id: case}
+    llm = Script(ScriptedLLM(cases), patient=["I have been vomiting after every feed.",
+                                              "She has been vomiting after every feed for four days."])
+    row, events = consult(case, roles(llm))
+    assert [e["problem"] for e in of(events, "reply_rejected", role="patient")] == ["not_caregiver"]
+    assert "what you have seen in your child" in of(events, "llm_call", role="patient")[1]["messages"][-1]["content"]
+
+
+def test_agentclinic_protocol_and_the_switch_keep_the_case_facts_patient(demo):
+    case = demo["demo-007"]
+    for cfg in (CastConfig(prompt_style="agentclinic", guard_retries=None), CastConfig(patient_grounding=False)):
+        row, events = consult(case, roles(ScriptedLLM(demo)), cast=cfg)
+        assert not of(events, "patient_grounded")
+        system = of(events, "llm_call", role="patient")[0]["messages"][0]["content"]
+        assert "No regular medications" in system
+
+
+def test_the_run_spec_key(demo):
+    from medsim.spec import build_spec
+
+    assert build_spec(None, {}).protocol.patient_grounding is True
+    assert build_spec(None, {"protocol.name": "agentclinic"}).protocol.patient_grounding is False
+    assert build_spec(None, {"protocol.patient_grounding": False}).protocol.patient_grounding is False
+
+
+def test_grounded_wraps_any_participant(demo):
+    """Grounded needs only a participant: a fallback with no conversation to commit to."""
+    from agents.events import ListSink
+    from agents.participants.base import Observation, RoleFailure
+
+    class Failing:
+        role = "patient"
+
+        def act(self, obs):
+            raise RoleFailure("patient", "refusal", 3)
+
+    sink = ListSink()
+    turn = Grounded(Failing(), demo["demo-007"], sink).act(Observation(turn=1, text="What brings you in today?"))
+    assert turn.source == "fallback" and ("navel" in turn.text.lower() or "belly" in turn.text.lower())
