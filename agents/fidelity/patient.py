@@ -236,6 +236,21 @@ _OBSERVER = re.compile(r"\bi\s+(?:noticed|saw|see|found|took|gave|brought|checke
                        r"worried|am\s+worried|'m\s+worried|called|tried)\b", re.I)
 
 
+# a fact about the caregiver: her pregnancy, or the parent as the subject of what they have
+# or are ("The mother had ...", not "His mother reports that he has ...")
+_GIVER_WORDS = re.compile(r"\b(?:maternal|pregnan\w*|gestational|prenatal|antenatal|primigravida|gravida)\b|"
+                          r"\b(?:mother|father|parents?|mum|mom|dad)\s+(?:had|has|have|is|was|were|are|smokes|"
+                          r"drinks|takes|took|used|uses)\b", re.I)
+
+
+def _the_givers_own(cf: CaseFacts, text: str) -> bool:
+    """Whether ``text`` tells one of the caregiver's own facts (the mother's pregnancy, her
+    prenatal care): "I had gestational diabetes" is the mother speaking, not the infant."""
+    said = frozenset(c for c, _ in claim_concepts(text)) - SITES
+    return bool(said) and any(_GIVER_WORDS.search(f.text) and len(said & (f.asserted | f.denied)) >= max(1, len(said) // 2)
+                              for f in cf.facts)
+
+
 def _voice(cf: CaseFacts, text: str) -> str | None:
     if _THE_PATIENT.search(text):
         return "third_person"
@@ -244,7 +259,7 @@ def _voice(cf: CaseFacts, text: str) -> str | None:
             return "not_caregiver"
         if _CHILD.search(text):
             return "caregiver"
-        if _OWN_SYMPTOM.search(text) and not _OBSERVER.search(text):
+        if _OWN_SYMPTOM.search(text) and not _OBSERVER.search(text) and not _the_givers_own(cf, text):
             return "not_caregiver"
         return "caregiver"
     if _OTHER_PERSON.search(text):

@@ -224,3 +224,16 @@ def test_grounded_wraps_any_participant(demo):
     sink = ListSink()
     turn = Grounded(Failing(), demo["demo-007"], sink).act(Observation(turn=1, text="What brings you in today?"))
     assert turn.source == "fallback" and ("navel" in turn.text.lower() or "belly" in turn.text.lower())
+
+
+def test_the_mothers_own_history_is_the_caregivers_voice():
+    """"I had gestational diabetes" is the mother telling her own pregnancy (caregiver
+    voice); "I have been vomiting" is the infant's symptom told as hers (not_caregiver)."""
+    from dataclasses import replace as dc_replace
+
+    base = _infant()
+    case = dc_replace(base, id="infant-2", patient={**base.patient, "Past_Medical_History":
+                                                   "Born at term. The mother had gestational diabetes."})
+    assert check_patient(case, "Any problems in the pregnancy?", "I had gestational diabetes.").voice == "caregiver"
+    assert check_patient(case, "What is the matter?", "I have been vomiting after every feed.").voice == "not_caregiver"
+    assert "I had gestational diabetes." in [f.text for f in voiced_facts(case)]
