@@ -47,7 +47,8 @@ _NOTHING_AFTER = (
     "labs bloodwork workup patient person individual child infant baby newborn adult man woman boy girl state "
     "condition health limits range variation appearance anatomy function heart lungs lung brain kidneys kidney "
     "liver abdomen chest skin eyes eye ears blood pressure vital signs physical mental wrong found detected "
-    "identified abnormal at all the this is with for in on of and here present seen today").split()
+    "identified abnormal at all the this is with for in on of and here present seen today unusual remarkable "
+    "significant concerning serious special worrying else note").split()
 _NO_CONDITION = re.compile(
     rf"^\s*(?:(?:completely|entirely|essentially|basically|totally|perfectly|clinically|otherwise|a|an|the|it\s+is|"
     rf"its|it's|(?:the\s+)?patient\s+is|(?:the\s+)?patient\s+has)\s+)*{_NORMAL_WORD}(?:\s+(?:{'|'.join(map(re.escape, _NOTHING_AFTER))}))*\s*[.!]?\s*$",

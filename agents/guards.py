@@ -19,6 +19,11 @@ _REFUSAL = re.compile(
 _SPEAKER = re.compile(r"(?:^|\n)\s*\**\s*(doctor|dr\.?(?:\s+\w+)?|patient|technician|nurse)\s*\**\s*:", re.IGNORECASE)
 
 
+# a patient talking as the one who helps ("I'm here to help you with your Crohn disease")
+_AS_CARER = re.compile(r"\b(?:i'?m|i\s+am)\s+here\s+to\s+(?:help|assist)\b|\bhow\s+(?:can|may)\s+i\s+(?:help|assist)\s+you\b|"
+                       r"\bi\s+(?:can|will)\s+help\s+you\s+with\s+your\b", re.IGNORECASE)
+
+
 def normalise_line(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -43,7 +48,8 @@ def check_reply(role: str, text: str, previous: Sequence[str], incoming: str) ->
             return "echo"
         if "not yet you have asked" in norm or "this is your last turn" in norm:
             return "echo"
-    if role == "patient" and re.match(r"^\s*(what brings you|how can i help|can you tell me more about your)", t, re.IGNORECASE):
+    if role == "patient" and (re.match(r"^\s*(what brings you|how can i help|can you tell me more about your)", t, re.IGNORECASE)
+                              or _AS_CARER.search(t)):
         return "role_break"
     if role == "doctor" and (norm.startswith("action diagnose") or "diagnosis ready" in norm):
         # restating one's diagnosis (told it came too early, the doctor gives it again) is

@@ -10,26 +10,57 @@ what the case does not.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Callable
 
 from agents.cases.model import Case
 from agents.events import EventSink, FallbackReply, PatientGrounded
+from agents.fidelity.facts import SITES, claim_concepts
 from agents.fidelity.patient import check_patient
 from agents.guards import corrections_for
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.patient_voice import VoicedFact, facts_for, grounded_answer, voice_of
 
-__all__ = ["Grounded", "faithful", "patient_corrections", "grounded_message", "FIDELITY_PROBLEMS"]
+__all__ = ["Grounded", "faithful", "patient_corrections", "grounded_message", "given_facts", "FIDELITY_PROBLEMS"]
 
 FIDELITY_PROBLEMS = ("leak", "third_person", "not_caregiver", "contradicted", "invented")
 GIVEN = "(What you know that answers this:"
 NOTHING = "(Nothing you know answers this: say you have not noticed it, or that you do not know.)"
 
 
+_BARE_NO = re.compile(r"^\W*(?:no|nope|not\s+really|nothing(?:\s+else)?|none|i\s+don'?t\s+think\s+so|"
+                      r"not\s+that\s+i(?:'ve|\s+have)?\s+noticed)\W*(?:doctor\W*)?$", re.I)
+_DENIAL = re.compile(r"^\W*(?:no|not|non|none|never|i\s+deny|i\s+do\s+not|i\s+don'?t|i\s+have\s+not|i\s+haven'?t|"
+                     r"i\s+am\s+not|i'?m\s+not|there\s+(?:is|are|was|were)\s+no)\b", re.I)
+
+
+def given_facts(message: str) -> list[str]:
+    """The facts a grounded question came with (:func:`grounded_message`), as given."""
+    if f"\n{GIVEN}\n" not in message:
+        return []
+    block = message.split(f"\n{GIVEN}\n", 1)[1]
+    return [ln[2:].rstrip(")") for ln in block.splitlines() if ln.startswith("- ")]
+
+
+def _denies_what_it_was_given(question: str, reply: str, given: list[str]) -> bool:
+    """A bare "No." (or "Nothing") to a question the facts given with it answer with
+    something the patient has: the pre-check sees no claim in it, but it denies them."""
+    if not _BARE_NO.match(reply.strip()):
+        return False
+    q = frozenset(c for c, _ in claim_concepts(question)) - SITES
+    for fact in given:
+        if _DENIAL.match(fact):
+            continue
+        if not q or q & frozenset(c for c, n in claim_concepts(fact) if not n):
+            return True
+    return False
+
+
 def faithful(case: Case) -> Callable[[str, Observation], "str | None"]:
     """A :class:`Guarded` check: the problem the pre-check finds in a patient reply to the
-    question being answered (``obs.answering``), worst first, or None."""
+    question being answered (``obs.answering``), worst first, or None; a bare "No" that
+    denies the facts the question came with is ``contradicted`` too."""
     def check(reply: str, obs: Observation) -> str | None:
         question = obs.answering if obs.answering is not None else obs.text
         c = check_patient(case, question, reply)
@@ -37,7 +68,7 @@ def faithful(case: Case) -> Callable[[str, Observation], "str | None"]:
             return "leak"
         if c.voice in ("third_person", "not_caregiver"):
             return c.voice
-        if c.claim_verdict == "contradicted":
+        if c.claim_verdict == "contradicted" or _denies_what_it_was_given(question, reply, given_facts(obs.text)):
             return "contradicted"
         if c.claim_verdict == "unsupported":
             return "invented"

@@ -37,6 +37,7 @@ def test_no_known_truth_is_refused():
     "Normal", "normal.", "Healthy", "No diagnosis", "Nothing wrong", "No abnormality", "No abnormality detected",
     "Normal ECG", "Normal examination", "Normal findings", "Unremarkable", "Within normal limits",
     "The patient is healthy", "No acute findings", "No significant pathology", "Completely normal",
+    "Nothing unusual", "Nothing significant", "Nothing of note",  # (a live run's "diagnosis")
     # symptoms and findings (the quoted two, and the class around them)
     "Visual acuity loss", "Visual Acuity Loss", "Gastrointestinal symptoms", "Urinary symptoms",
     "Respiratory symptoms", "Neurological deficit", "Abdominal mass", "Breast lump", "Hearing loss", "Memory loss",

@@ -237,3 +237,26 @@ def test_the_mothers_own_history_is_the_caregivers_voice():
     assert check_patient(case, "Any problems in the pregnancy?", "I had gestational diabetes.").voice == "caregiver"
     assert check_patient(case, "What is the matter?", "I have been vomiting after every feed.").voice == "not_caregiver"
     assert "I had gestational diabetes." in [f.text for f in voiced_facts(case)]
+
+
+def test_a_bare_no_that_denies_the_facts_given_is_asked_again(demo):
+    """"No." to "Any other symptoms?" when the facts given say there are: contradicted; "No."
+    to "Do you smoke?" for a non-smoker stands."""
+    from agents.participants.base import Observation
+    from agents.participants.grounded import faithful, grounded_message
+
+    case = demo["demo-007"]
+    check = faithful(case)
+    q = "Do you have any other symptoms?"
+    obs = Observation(turn=2, text=grounded_message(q, facts_for(case, q)), answering=q)
+    assert check("No.", obs) == "contradicted"
+    q2 = "Do you smoke?"
+    obs2 = Observation(turn=3, text=grounded_message(q2, facts_for(case, q2)), answering=q2)
+    assert check("No.", obs2) is None
+
+
+def test_a_patient_speaking_as_the_helper_is_a_role_break():
+    from agents.guards import check_reply
+
+    assert check_reply("patient", "I'm here to help you with your Crohn disease.", [], "Hello") == "role_break"
+    assert check_reply("patient", "I came in because my Crohn disease is worse.", [], "Hello") is None
