@@ -114,6 +114,13 @@ def check_technician(case: Case, test: str, reply: str, synthesised: Mapping[str
                                    f"reports {wrong[0]}, a record of another test")
         return TechnicianCheck(test, "from_case", None, False, tuple(p for p, _ in quoted), expected,
                                "reports the records of the order")
+    # the order's records hold only short values ("Pending", "Positive"): a reply giving
+    # just those values reports them (the quote rule above needs a value of 8 letters or more)
+    own = {normalise_line(v) for p, v in _records(case) if p in expected}
+    low = normalise_line(reply)
+    if own and all(v and len(v) < 8 and re.search(rf"\b{re.escape(v)}\b", low) for v in own):
+        return TechnicianCheck(test, "from_case", None, False, expected, expected,
+                               "reports the order's records (short values)")
     record_numbers = frozenset().union(*(_numbers(v) for _, v in _records(case))) if _records(case) else frozenset()
     invented = sorted(_numbers(reply) - record_numbers - _numbers(test))
     if invented:

@@ -134,6 +134,20 @@ def test_the_records_of_the_order_are_from_the_case(demo):
     assert got == {"from_case"}
 
 
+def test_an_order_whose_records_are_all_short_values_is_reported_from_the_case():
+    """"RESULTS: pending" for a blood count whose records all say Pending (a live run's
+    reply the checker model took for another test's record)."""
+    from agents.cases.model import Case
+    from agents.fidelity.technician import check_technician
+
+    case = Case(id="p-1", source="t", objective="x", demographics="24-year-old woman", diagnosis="Endometritis",
+                patient={"Demographics": "24-year-old woman"}, exam={},
+                tests={"Complete_Blood_Count": {"WBC": "Pending", "Hemoglobin": "Pending"}, "Urinalysis": "Positive"})
+    assert check_technician(case, "Complete blood count", "RESULTS: pending").verdict == "from_case"
+    assert check_technician(case, "Complete blood count", "RESULTS: Pending for all").verdict == "from_case"
+    assert check_technician(case, "Complete blood count", "RESULTS: positive").verdict != "from_case"
+
+
 class FakeChecker:
     """A checker model that answers every prompt with one JSON object."""
 
