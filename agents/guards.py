@@ -24,6 +24,12 @@ _AS_CARER = re.compile(r"\b(?:i'?m|i\s+am)\s+here\s+to\s+(?:help|assist)\b|\bhow
                        r"\bi\s+(?:can|will)\s+help\s+you\s+with\s+your\b", re.IGNORECASE)
 
 
+# the grounded patient's instruction said back ("You have not noticed any information on ...")
+_PATIENT_ECHO = re.compile(r"^\W*you\s+(?:have\s+not|haven'?t|do\s+not|don'?t)\s+(?:noticed|know)\b|\bsay\s+(?:that\s+)?you\s+"
+                           r"(?:have\s+not|haven'?t|do\s+not|don'?t)\b|\bwhat\s+you\s+know\s+that\s+answers\b",
+                           re.IGNORECASE)
+
+
 def normalise_line(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -47,6 +53,11 @@ def check_reply(role: str, text: str, previous: Sequence[str], incoming: str) ->
         if len(inc) > 30 and (inc in norm or norm in inc) and len(norm) > 20:
             return "echo"
         if "not yet you have asked" in norm or "this is your last turn" in norm:
+            return "echo"
+    if role == "patient":
+        # the patient repeating the doctor's question, or the instruction it was given
+        question = normalise_line(incoming.split("\n", 1)[0])
+        if (len(question) > 15 and norm.startswith(question)) or _PATIENT_ECHO.search(t):
             return "echo"
     if role == "patient" and (re.match(r"^\s*(what brings you|how can i help|can you tell me more about your)", t, re.IGNORECASE)
                               or _AS_CARER.search(t)):

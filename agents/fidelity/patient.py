@@ -394,6 +394,20 @@ def _overshare(cf: CaseFacts, question: str, claims: Sequence[Claim]) -> tuple[b
     return False, unasked
 
 
+# -- measurements ---------------------------------------------------------------------------
+_MEASURE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*(?:°\s*[fc]\b|degrees?\b|mm\s*hg\b|mmhg\b|bpm\b|beats\s+(?:a|per)\s+"
+                      r"minute|breaths\s+(?:a|per)\s+minute|/\s*min\b|mg/dl\b|mmol/l\b|g/dl\b|%)", re.I)
+
+
+def _invented_measure(cf: CaseFacts, text: str) -> str | None:
+    """A measured value (a temperature, a pressure, a rate, a lab value) the patient's facts
+    do not hold: a patient reports what they feel, and a number of that kind is made up."""
+    for m in _MEASURE.finditer(text):
+        if m.group(1).replace(",", ".") not in cf.patient_text.replace(",", "."):
+            return m.group(0)
+    return None
+
+
 # -- the check ------------------------------------------------------------------------------
 def check_patient(case: Case, question: str, reply: str) -> PatientCheck:
     """The pre-check of ``reply`` (a patient utterance) to ``question`` (what the doctor
@@ -410,6 +424,9 @@ def check_patient(case: Case, question: str, reply: str) -> PatientCheck:
             elif _YES.search(s):
                 extra_pos = q_concepts
         claims.extend(_sentence_claims(cf, s, extra_pos, extra_neg))
+    made = _invented_measure(cf, reply)
+    if made is not None:
+        claims.append(Claim(made, (), (), "unsupported", None, "a measured value the case does not give"))
     leak, what = _leak(case, cf, reply)
     over, unasked = _overshare(cf, question, claims)
     return PatientCheck(tuple(claims), _utterance_verdict(claims), _voice(cf, reply), leak, what, over, unasked)

@@ -26,7 +26,7 @@ __all__ = ["Grounded", "faithful", "patient_corrections", "grounded_message", "g
 
 FIDELITY_PROBLEMS = ("leak", "third_person", "not_caregiver", "contradicted", "invented")
 GIVEN = "(What you know that answers this:"
-NOTHING = "(Nothing you know answers this: say you have not noticed it, or that you do not know.)"
+NOTHING = '(Nothing you know answers this. Reply as yourself: "I haven\'t noticed that" or "I don\'t know".)'
 
 
 _BARE_NO = re.compile(r"^\W*(?:no|nope|not\s+really|nothing(?:\s+else)?|none|i\s+don'?t\s+think\s+so|"

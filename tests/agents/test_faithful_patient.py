@@ -260,3 +260,20 @@ def test_a_patient_speaking_as_the_helper_is_a_role_break():
 
     assert check_reply("patient", "I'm here to help you with your Crohn disease.", [], "Hello") == "role_break"
     assert check_reply("patient", "I came in because my Crohn disease is worse.", [], "Hello") is None
+
+
+@pytest.mark.parametrize("reply,problem", [
+    ("Hello, how are you feeling? My main problem is tummy pain.", "echo"),  # the doctor's question said back
+    ("You have not noticed any information on the baby's name.", "echo"),  # the instruction said back
+    ("I haven't noticed that.", None),
+])
+def test_a_patient_echoing_the_question_or_its_instruction_is_asked_again(reply, problem):
+    from agents.guards import check_reply
+
+    assert check_reply("patient", reply, [], "Hello, how are you feeling?\n(What you know that answers this:") == problem
+
+
+def test_a_measured_value_the_case_does_not_give_is_invented(demo):
+    case = demo["demo-007"]
+    assert check_patient(case, "What is your temperature?", "My temperature is 98.6°F.").claim_verdict == "unsupported"
+    assert check_patient(case, "What is your temperature?", "I feel feverish.").claim_verdict == "supported"
