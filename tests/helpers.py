@@ -123,3 +123,21 @@ def osce_spec(personas: str, *, seeds: Any = (0,), workers: int = 1, roles: dict
     for role, table in (roles or {}).items():
         o.update({f"roles.{role}.{k}": v for k, v in table.items() if v is not None})
     return build_spec(None, o)
+
+
+class Script:
+    """A backend that hands out, per role, the replies given in order, then (``repeat``)
+    the last one for ever, or the ``inner`` backend's."""
+
+    name = "script"
+
+    def __init__(self, inner: Any, repeat: bool = True, **per_role: list[str]):
+        self.inner, self.repeat, self.per_role = inner, repeat, {k: list(v) for k, v in per_role.items()}
+
+    def generate(self, messages: Any, params: Any, ctx: Any) -> Any:
+        from agents.llm.base import Output
+
+        q = self.per_role.get(ctx.role)
+        if q:
+            return Output(q.pop(0) if len(q) > 1 or not self.repeat else q[0], self.name)
+        return self.inner.generate(messages, params, ctx)

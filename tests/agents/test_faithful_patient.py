@@ -10,31 +10,14 @@ from agents.cases import load_cases
 from agents.cases.model import Case
 from agents.fidelity.facts import case_facts
 from agents.fidelity.patient import check_patient
-from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
 from agents.participants.grounded import Grounded
 from agents.patient_voice import facts_for, first_person, voice_of, voiced_facts
 from agents.roles import patient_system
-from tests.helpers import consult, of, roles
+from tests.helpers import Script, consult, of, roles
 
 AGENTCLINIC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "agentclinic" / "agentclinic_medqa.jsonl"
-
-
-class Script:
-    """Per role, replies handed out in order, then the scripted oracle's (``repeat``: the
-    last one for ever)."""
-
-    name = "script"
-
-    def __init__(self, inner, repeat=False, **per_role):
-        self.inner, self.repeat, self.per_role = inner, repeat, {k: list(v) for k, v in per_role.items()}
-
-    def generate(self, messages, params, ctx):
-        q = self.per_role.get(ctx.role)
-        if q:
-            return Output(q.pop(0) if len(q) > 1 or not self.repeat else q[0], self.name)
-        return self.inner.generate(messages, params, ctx)
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +120,7 @@ def test_a_grounded_patient_is_given_only_the_facts_that_answer_and_logs_them(de
 
 def test_a_contradicting_reply_is_asked_again(demo):
     case = demo["demo-007"]  # the complaint is abdominal pain
-    llm = Script(ScriptedLLM(demo), patient=["I have no pain at all in my tummy.",
+    llm = Script(ScriptedLLM(demo), repeat=False, patient=["I have no pain at all in my tummy.",
                                              "A dull ache started around my belly button yesterday."])
     row, events = consult(case, roles(llm))
     rej = of(events, "reply_rejected", role="patient")
@@ -154,14 +137,14 @@ def test_a_contradicting_reply_is_asked_again(demo):
     ("I think I have appendicitis, doctor.", "leak"),
 ])
 def test_a_third_person_or_leaking_reply_is_asked_again(demo, bad, problem):
-    llm = Script(ScriptedLLM(demo), patient=[bad, "It began around my belly button yesterday and moved."])
+    llm = Script(ScriptedLLM(demo), repeat=False, patient=[bad, "It began around my belly button yesterday and moved."])
     row, events = consult(demo["demo-007"], roles(llm))
     assert [e["problem"] for e in of(events, "reply_rejected", role="patient")] == [problem]
     assert all(bad != e["text"] for e in of(events, "utterance", speaker="patient"))
 
 
 def test_the_facts_are_the_reply_when_the_retries_are_spent(demo):
-    llm = Script(ScriptedLLM(demo), repeat=True, patient=["The patient is feeling generally well today."])
+    llm = Script(ScriptedLLM(demo), patient=["The patient is feeling generally well today."])
     row, events = consult(demo["demo-007"], roles(llm))
     assert row["status"] == "diagnosed"  # the patient never fails the consultation
     fallbacks = of(events, "fallback_reply", role="patient")
@@ -186,7 +169,7 @@ def test_a_caregiver_answers_for_an_infant():
     assert "My baby has been vomiting after every feed for 4 days." in texts
     assert any(t.startswith("I report that she seems hungry") for t in texts)
     cases = {case.id: case}
-    llm = Script(ScriptedLLM(cases), patient=["I have been vomiting after every feed.",
+    llm = Script(ScriptedLLM(cases), repeat=False, patient=["I have been vomiting after every feed.",
                                               "She has been vomiting after every feed for four days."])
     row, events = consult(case, roles(llm))
     assert [e["problem"] for e in of(events, "reply_rejected", role="patient")] == ["not_caregiver"]

@@ -5,11 +5,10 @@ import pytest
 from agents.cases import load_cases
 from agents.consultation import ConsultationConfig
 from agents.guards import check_reply
-from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
 from agents.protocol import parse_structured_turn
-from tests.helpers import consult, of, roles
+from tests.helpers import Script, consult, of, roles
 
 
 @pytest.mark.parametrize("role,text,previous,incoming,problem", [
@@ -30,21 +29,6 @@ from tests.helpers import consult, of, roles
 ])
 def test_detectors(role, text, previous, incoming, problem):
     assert check_reply(role, text, previous, incoming) == problem
-
-
-class Script:
-    """Per role, a list of replies handed out in order (the last one repeats)."""
-
-    name = "script"
-
-    def __init__(self, inner, **per_role):
-        self.inner, self.per_role = inner, {k: list(v) for k, v in per_role.items()}
-
-    def generate(self, messages, params, ctx):
-        q = self.per_role.get(ctx.role)
-        if q:
-            return Output(q.pop(0) if len(q) > 1 else q[0], self.name)
-        return self.inner.generate(messages, params, ctx)
 
 
 @pytest.fixture(scope="module")
