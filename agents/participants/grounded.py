@@ -31,7 +31,7 @@ NOTHING = '(Nothing you know answers this. Reply as yourself: "I haven\'t notice
 
 _BARE_NO = re.compile(r"^\W*(?:no|nope|not\s+really|nothing(?:\s+else)?|none|i\s+don'?t\s+think\s+so|"
                       r"not\s+that\s+i(?:'ve|\s+have)?\s+noticed)\W*(?:doctor\W*)?$", re.I)
-_DENIAL = re.compile(r"^\W*(?:no|not|non|none|never|i\s+deny|i\s+do\s+not|i\s+don'?t|i\s+have\s+not|i\s+haven'?t|"
+_DENIAL = re.compile(r"^\W*(?:no|not|non|none|never|nothing|i\s+deny|i\s+do\s+not|i\s+don'?t|i\s+have\s+not|i\s+haven'?t|"
                      r"i\s+am\s+not|i'?m\s+not|there\s+(?:is|are|was|were)\s+no)\b", re.I)
 
 
@@ -43,10 +43,23 @@ def given_facts(message: str) -> list[str]:
     return [ln[2:].rstrip(")") for ln in block.splitlines() if ln.startswith("- ")]
 
 
+_GENERAL = frozenset(("els", "other", "anyth", "noth"))  # what a general denial denies ("nothing else")
+
+
+def _general_denial(reply: str) -> bool:
+    """"No.", "Nothing else", "I do not have any other symptoms": a denial that names
+    nothing in particular."""
+    text = reply.strip()
+    if _BARE_NO.match(text):
+        return True
+    return bool(_DENIAL.match(text)) and all(c in _GENERAL for c, _ in claim_concepts(text))
+
+
 def _denies_what_it_was_given(question: str, reply: str, given: list[str]) -> bool:
-    """A bare "No." (or "Nothing") to a question the facts given with it answer with
-    something the patient has: the pre-check sees no claim in it, but it denies them."""
-    if not _BARE_NO.match(reply.strip()):
+    """A general denial ("No.", "I do not have any other symptoms") to a question the facts
+    given with it answer with something the patient has: the pre-check sees no claim in
+    it, but it denies them."""
+    if not _general_denial(reply):
         return False
     q = frozenset(c for c, _ in claim_concepts(question)) - SITES
     for fact in given:

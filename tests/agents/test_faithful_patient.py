@@ -233,6 +233,9 @@ def test_a_bare_no_that_denies_the_facts_given_is_asked_again(demo):
     q = "Do you have any other symptoms?"
     obs = Observation(turn=2, text=grounded_message(q, facts_for(case, q)), answering=q)
     assert check("No.", obs) == "contradicted"
+    assert check("I do not have any other symptoms.", obs) == "contradicted"  # (a live run's reply)
+    assert check("Nothing else, doctor.", obs) == "contradicted"
+    assert check("No cough.", obs) is None  # a denial of something in particular: the pre-check judges it (the case says so)
     q2 = "Do you smoke?"
     obs2 = Observation(turn=3, text=grounded_message(q2, facts_for(case, q2)), answering=q2)
     assert check("No.", obs2) is None
