@@ -246,6 +246,8 @@ def load_run(arg: str) -> Run:
     if not path.is_dir():
         raise CompareError(f"{arg}: no such run directory")
     results, run_file = path / "results.jsonl", path / "run.json"
+    if (path / "scores.jsonl").is_file() and path.parent.name == "scores":  # a re-scoring (medsim score) of a run
+        results, run_file = path / "scores.jsonl", path.parent.parent / "run.json"
     if not results.is_file() or not run_file.is_file():
         missing = " and ".join(f.name for f in (run_file, results) if not f.is_file())
         raise CompareError(f"{path}: not a medsim bench run (no {missing})")

@@ -209,3 +209,17 @@ def test_a_torn_last_line_is_dropped_and_said(runs, tmp_path, capsys):
     data = json.loads((tmp_path / "o" / "compare.json").read_text())
     assert data["comparisons"][0]["paired"] == 12
     assert any("torn last line" in n and ":13" in n for n in data["notes"])
+
+
+def test_a_rescoring_of_a_run_is_compared_as_a_run(runs, tmp_path, capsys):
+    """``medsim compare RUN RUN/scores/LABEL``: the run against its re-scoring (medsim score
+    writes scores.jsonl beside no run.json of its own)."""
+    a = tmp_path / "A"
+    shutil.copytree(runs["A"], a)
+    assert main(["score", str(a), "--judge-llm", "scripted", "--label", "again"]) == 0
+    rescored = a / "scores" / "again"
+    assert (rescored / "scores.jsonl").is_file() and not (rescored / "results.jsonl").exists()
+    run = load_run(str(rescored))
+    assert len(run.rows) == 12
+    assert main(["compare", str(a), str(rescored), "--out", str(tmp_path / "cmp")]) == 0
+    assert "paired cells: 12" in capsys.readouterr().out
