@@ -257,6 +257,14 @@ def load_run(arg: str) -> Run:
     except (OSError, ValueError):
         raise CompareError(f"{run_file}: unreadable (not the JSON a bench run writes)") from None
     rows, notes = _read_rows(results)
+    if results.name == "scores.jsonl":  # a re-scoring's wall_s is the re-scoring's: the consultation's is the run's
+        own = path.parent.parent / "results.jsonl"
+        first = {(r["case_id"], int(r.get("seed", 0)), r.get("condition", "base")): r
+                 for r in (_read_rows(own)[0] if own.is_file() else [])}
+        for r in rows:
+            got = first.get((r["case_id"], int(r.get("seed", 0)), r.get("condition", "base")))
+            r["wall_s"] = got.get("wall_s") if got is not None else None
+        notes.append(f"{path}: a re-scoring of {path.parent.parent}; wall time is the consultations' (from its results)")
     run = Run(arg, path, condition, rows, spec, (path / "summary.json").is_file(), tuple(notes))
     if condition is not None and condition not in run.conditions:
         raise CompareError(f"{path}: no condition '{condition}' in its results "

@@ -221,5 +221,7 @@ def test_a_rescoring_of_a_run_is_compared_as_a_run(runs, tmp_path, capsys):
     assert (rescored / "scores.jsonl").is_file() and not (rescored / "results.jsonl").exists()
     run = load_run(str(rescored))
     assert len(run.rows) == 12
+    walls = {r["case_id"]: r["wall_s"] for r in _rows(a)}
+    assert all(r["wall_s"] == walls[r["case_id"]] for r in run.rows)  # the consultations' time, not the re-scoring's
     assert main(["compare", str(a), str(rescored), "--out", str(tmp_path / "cmp")]) == 0
     assert "paired cells: 12" in capsys.readouterr().out
