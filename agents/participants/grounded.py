@@ -61,7 +61,7 @@ def _denies_what_it_was_given(question: str, reply: str, given: list[str]) -> bo
     it, but it denies them."""
     if not _general_denial(reply):
         return False
-    q = frozenset(c for c, _ in claim_concepts(question)) - SITES
+    q = frozenset(c for c, _ in claim_concepts(question)) - SITES - _GENERAL  # "anything else?" names nothing
     for fact in given:
         if _DENIAL.match(fact):
             continue

@@ -236,6 +236,9 @@ def test_a_bare_no_that_denies_the_facts_given_is_asked_again(demo):
     assert check("I do not have any other symptoms.", obs) == "contradicted"  # (a live run's reply)
     assert check("Nothing else, doctor.", obs) == "contradicted"
     assert check("No cough.", obs) is None  # a denial of something in particular: the pre-check judges it (the case says so)
+    q3 = "Is there anything else you would like to tell me about your symptoms?"  # (a live run's question)
+    obs3 = Observation(turn=2, text=grounded_message(q3, facts_for(case, q3)), answering=q3)
+    assert check("No.", obs3) == "contradicted"
     q2 = "Do you smoke?"
     obs2 = Observation(turn=3, text=grounded_message(q2, facts_for(case, q2)), answering=q2)
     assert check("No.", obs2) is None
