@@ -12,11 +12,11 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from agents.judge import Verdict
 
-__all__ = ["KINDS", "JudgePair", "PairResult", "Totals", "JudgeEvaluation", "PairsError", "load_pairs",
+__all__ = ["KINDS", "JudgePair", "PairResult", "Totals", "JudgeEvaluation", "PairsError", "json_objects", "load_pairs",
            "shipped_pairs", "evaluate", "format_evaluation"]
 
 KINDS = ("exact", "spelling", "synonym", "abbreviation", "more_specific", "hedge", "sibling", "broader", "negated",
@@ -101,22 +101,31 @@ class PairsError(ValueError):
     """A pairs file that cannot be read; the message names file, line and field."""
 
 
-def _parse_pairs(lines: Iterable[bytes], source: str) -> list[JudgePair]:
-    pairs: list[JudgePair] = []
+def json_objects(lines: Iterable[bytes], source: str,
+                 error: type[Exception] = PairsError) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line number, "source:line", object) for each non-blank line of a JSONL labelled
+    file; ``error`` (naming file and line) for a line that is not UTF-8, not JSON or not an
+    object. The judge's and the fidelity checker's labelled sets are read with it."""
     for no, raw in enumerate(lines, 1):
         where = f"{source}:{no}"
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise PairsError(f"{where}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+            raise error(f"{where}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
         if not text.strip():
             continue
         try:
             row = json.loads(text)
         except json.JSONDecodeError as e:
-            raise PairsError(f"{where}: invalid JSON ({e.msg}, column {e.colno})") from None
+            raise error(f"{where}: invalid JSON ({e.msg}, column {e.colno})") from None
         if not isinstance(row, dict):
-            raise PairsError(f"{where}: expected a JSON object, got {type(row).__name__}")
+            raise error(f"{where}: expected a JSON object, got {type(row).__name__}")
+        yield no, where, row
+
+
+def _parse_pairs(lines: Iterable[bytes], source: str) -> list[JudgePair]:
+    pairs: list[JudgePair] = []
+    for no, where, row in json_objects(lines, source):
         for name in ("truth", "diagnosis"):
             if name not in row:
                 raise PairsError(f"{where}: field '{name}' is missing")

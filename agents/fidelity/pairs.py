@@ -22,7 +22,6 @@ yes, said no or undecided), undecided.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -35,6 +34,7 @@ from agents.fidelity.checker import Checker
 from agents.fidelity.patient import CLAIM_VERDICTS, VOICES, check_patient
 from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, patient_labels, technician_labels
 from agents.fidelity.technician import TECHNICIAN_VERDICTS, check_technician
+from agents.judge_eval import json_objects
 from agents.llm.base import LLMError
 
 __all__ = ["LabelledItem", "PairsError", "LabelTotals", "FidelityEvaluation", "load_pairs", "shipped_pairs",
@@ -103,20 +103,7 @@ def _case_index(spec: str, folder: Path, cache: dict[str, dict[str, Case]]) -> d
 def _parse(lines: Iterable[bytes], source: str, folder: Path) -> list[LabelledItem]:
     cache: dict[str, dict[str, Case]] = {}
     out: list[LabelledItem] = []
-    for no, raw in enumerate(lines, 1):
-        where = f"{source}:{no}"
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise PairsError(f"{where}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise PairsError(f"{where}: invalid JSON ({e.msg}, column {e.colno})") from None
-        if not isinstance(row, dict):
-            raise PairsError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    for no, where, row in json_objects(lines, source, PairsError):
         role = row.get("role")
         if role not in ("patient", "technician"):
             raise PairsError(f"{where}: field 'role' must be patient or technician, got {role!r}")
