@@ -34,7 +34,7 @@ from agents.fidelity.facts import SITES, case_facts, claim_concepts, speaks_for
 from agents.fidelity.patient import asked_sections, specific_sections
 
 __all__ = ["Voice", "VoicedFact", "voice_of", "first_person", "voiced_facts", "facts_for", "grounded_answer",
-           "speaker_brief"]
+           "speaker_brief", "grounded_message", "given_facts", "nothing_given", "GIVEN", "NOTHING"]
 
 _FEMALE = re.compile(r"\b(?:female|woman|girl|lady|mother|wife|pregnant|she|her)\b", re.I)
 _MALE = re.compile(r"\b(?:male|man|boy|gentleman|father|husband|he|his)\b", re.I)
@@ -350,3 +350,30 @@ def speaker_brief(case: Case) -> dict[str, str]:
                  "have seen; never say \"the patient\".")
         about = f"What brought you here: {complaint}" if complaint else ""
     return {"who": who, "voice": voice, "about": about}
+
+
+# -- the question as the grounded patient reads it -----------------------------------------
+GIVEN = "(What you know that answers this:"
+NOTHING = '(Nothing you know answers this. Reply as yourself: "I haven\'t noticed that" or "I don\'t know".)'
+
+
+def grounded_message(question: str, facts: Sequence[VoicedFact]) -> str:
+    """The question as the patient reads it: with the facts that answer it, or the note
+    that none does (:class:`agents.participants.grounded.Grounded` sends it; the
+    scripted backend and the checks read it back with :func:`given_facts`)."""
+    if not facts:
+        return f"{question}\n{NOTHING}"
+    return f"{question}\n{GIVEN}\n" + "\n".join(f"- {f.text}" for f in facts) + ")"
+
+
+def given_facts(message: str) -> list[str]:
+    """The facts a grounded question came with, as given; [] for any other message."""
+    if f"\n{GIVEN}\n" not in message:
+        return []
+    block = message.split(f"\n{GIVEN}\n", 1)[1]
+    return [ln[2:].rstrip(")") for ln in block.splitlines() if ln.startswith("- ")]
+
+
+def nothing_given(message: str) -> bool:
+    """Whether a grounded question came with the note that no fact answers it."""
+    return f"\n{NOTHING}" in message

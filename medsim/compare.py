@@ -201,6 +201,11 @@ def _check_row(row: Any, where: str) -> dict[str, Any]:
     return row
 
 
+def _cell(row: dict[str, Any]) -> tuple[str, int, str]:
+    """A results row's cell: (case, seed, condition)."""
+    return row["case_id"], int(row.get("seed", 0)), row.get("condition", "base")
+
+
 def _read_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The rows of a results.jsonl, each checked, naming file and line on a bad one. A
     last line with no newline that is not JSON is a write cut short by a kill (the bench
@@ -227,7 +232,7 @@ def _read_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
                 continue
             raise CompareError(f"{where}: corrupt results row (not JSON)") from None
         row = _check_row(raw, where)
-        key = (row["case_id"], int(row.get("seed", 0)), row.get("condition", "base"))
+        key = _cell(row)
         if key in seen:
             raise CompareError(f"{where}: cell {key} appears twice (first on line {seen[key]})")
         seen[key] = i + 1
@@ -259,11 +264,9 @@ def load_run(arg: str) -> Run:
     rows, notes = _read_rows(results)
     if results.name == "scores.jsonl":  # a re-scoring's wall_s is the re-scoring's: the consultation's is the run's
         own = path.parent.parent / "results.jsonl"
-        first = {(r["case_id"], int(r.get("seed", 0)), r.get("condition", "base")): r
-                 for r in (_read_rows(own)[0] if own.is_file() else [])}
+        walls = {_cell(r): r.get("wall_s") for r in (_read_rows(own)[0] if own.is_file() else [])}
         for r in rows:
-            got = first.get((r["case_id"], int(r.get("seed", 0)), r.get("condition", "base")))
-            r["wall_s"] = got.get("wall_s") if got is not None else None
+            r["wall_s"] = walls.get(_cell(r))
         notes.append(f"{path}: a re-scoring of {path.parent.parent}; wall time is the consultations' (from its results)")
     run = Run(arg, path, condition, rows, spec, (path / "summary.json").is_file(), tuple(notes))
     if condition is not None and condition not in run.conditions:

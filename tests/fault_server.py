@@ -34,6 +34,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
+from agents.patient_voice import given_facts, nothing_given
+
 __all__ = ["FAULTS", "FaultServer", "fault_server", "role_reply"]
 
 FAULTS = ("short_body", "non_utf8", "bad_status_line", "disconnect", "slow", "huge_body", "huge_stream", "429", "500",
@@ -57,9 +59,9 @@ def role_reply(messages: list[dict[str, Any]]) -> str:
     if "radiologist" in system:
         return "An image with a finding."
     last = str(msgs[-1].get("content", "")) if msgs else ""
-    if "\n(What you know that answers this:\n- " in last:  # a grounded patient: say the first fact given
-        return last.split("\n(What you know that answers this:\n- ", 1)[1].splitlines()[0].rstrip(")")
-    if "\n(Nothing you know answers this" in last:
+    if given_facts(last):  # a grounded patient: say the first fact given
+        return given_facts(last)[0]
+    if nothing_given(last):
         return "I haven't noticed that."
     return "I have felt unwell for two days."
 

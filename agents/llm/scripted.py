@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from agents.cases.model import Case
 from agents.findings import match_order, tokens
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
+from agents.patient_voice import given_facts, nothing_given
 from agents.roles import READER, STAFF, get_role, role_names
 
 __all__ = ["ScriptedLLM"]
@@ -81,12 +82,11 @@ class ScriptedLLM:
         """The case's answer to a question it recognises; otherwise (or when that answer was
         already given: a person asks in their own words) the next fact not yet said, so the
         patient never repeats itself."""
-        if "\n(What you know that answers this:\n" in question:  # a grounded patient: the facts it was given
-            given = [ln[2:].rstrip(")") for ln in question.split("\n(What you know that answers this:\n", 1)[1]
-                     .splitlines() if ln.startswith("- ")]
+        given = given_facts(question)
+        if given:  # a grounded patient: the facts it was given, the ones not yet said first
             fresh = [g for g in given if not any(g in s for s in said)]
             return " ".join((fresh or given)[:2])
-        if "\n(Nothing you know answers this" in question:
+        if nothing_given(question):
             return "I haven't noticed anything like that."
         p = case.patient
         q = question.lower()

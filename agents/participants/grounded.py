@@ -20,27 +20,16 @@ from agents.fidelity.facts import SITES, claim_concepts
 from agents.fidelity.patient import check_patient
 from agents.guards import corrections_for
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
-from agents.patient_voice import VoicedFact, facts_for, grounded_answer, voice_of
+from agents.patient_voice import facts_for, given_facts, grounded_answer, grounded_message, voice_of
 
-__all__ = ["Grounded", "faithful", "patient_corrections", "grounded_message", "given_facts", "FIDELITY_PROBLEMS"]
+__all__ = ["Grounded", "faithful", "patient_corrections"]
 
-FIDELITY_PROBLEMS = ("leak", "third_person", "not_caregiver", "contradicted", "invented")
-GIVEN = "(What you know that answers this:"
-NOTHING = '(Nothing you know answers this. Reply as yourself: "I haven\'t noticed that" or "I don\'t know".)'
 
 
 _BARE_NO = re.compile(r"^\W*(?:no|nope|not\s+really|nothing(?:\s+else)?|none|i\s+don'?t\s+think\s+so|"
                       r"not\s+that\s+i(?:'ve|\s+have)?\s+noticed)\W*(?:doctor\W*)?$", re.I)
 _DENIAL = re.compile(r"^\W*(?:no|not|non|none|never|nothing|i\s+deny|i\s+do\s+not|i\s+don'?t|i\s+have\s+not|i\s+haven'?t|"
                      r"i\s+am\s+not|i'?m\s+not|there\s+(?:is|are|was|were)\s+no)\b", re.I)
-
-
-def given_facts(message: str) -> list[str]:
-    """The facts a grounded question came with (:func:`grounded_message`), as given."""
-    if f"\n{GIVEN}\n" not in message:
-        return []
-    block = message.split(f"\n{GIVEN}\n", 1)[1]
-    return [ln[2:].rstrip(")") for ln in block.splitlines() if ln.startswith("- ")]
 
 
 _GENERAL = frozenset(("els", "other", "anyth", "noth"))  # what a general denial denies ("nothing else")
@@ -108,14 +97,6 @@ def patient_corrections(case: Case) -> dict[str, str]:
     out["leak"] = ("(You do not know your diagnosis or your test results. Say only what you feel and have "
                    "noticed, in everyday words.)")
     return out
-
-
-def grounded_message(question: str, facts: tuple[VoicedFact, ...]) -> str:
-    """The question as the patient reads it: with the facts that answer it, or the note
-    that none does."""
-    if not facts:
-        return f"{question}\n{NOTHING}"
-    return f"{question}\n{GIVEN}\n" + "\n".join(f"- {f.text}" for f in facts) + ")"
 
 
 class Grounded:

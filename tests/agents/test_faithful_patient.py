@@ -226,7 +226,8 @@ def test_a_bare_no_that_denies_the_facts_given_is_asked_again(demo):
     """"No." to "Any other symptoms?" when the facts given say there are: contradicted; "No."
     to "Do you smoke?" for a non-smoker stands."""
     from agents.participants.base import Observation
-    from agents.participants.grounded import faithful, grounded_message
+    from agents.participants.grounded import faithful
+    from agents.patient_voice import grounded_message
 
     case = demo["demo-007"]
     check = faithful(case)
