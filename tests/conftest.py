@@ -55,17 +55,26 @@ def dead_url() -> str:
 def smol():
     """SmolLM2-135M-Instruct through llama.cpp (the real in-process path). `make test`
     sets MEDSIM_REQUIRE_LLAMA=1 so a missing install fails instead of skipping."""
-    from agents.llm.local_model import ModelNotInstalled, smollm2_path
+    from agents.llm.local_model import smollm2_path
+
+    yield from llama_model(smollm2_path, "smollm2")
+
+
+def llama_model(path_of, label: str):
+    """A fixture's body: the model ``path_of()`` finds, through llama.cpp, closed after;
+    skipped when llama.cpp or the model is not installed, unless MEDSIM_REQUIRE_LLAMA is
+    set (then it fails)."""
+    from agents.llm.local_model import ModelNotInstalled
 
     try:
         importlib.import_module("llama_cpp")  # fails here when llama.cpp is missing
-        path = smollm2_path()
+        path = path_of()
     except (ImportError, ModelNotInstalled) as e:
         if os.environ.get("MEDSIM_REQUIRE_LLAMA"):
             raise
-        pytest.skip(f"llama.cpp test model not installed: {e}")
+        pytest.skip(f"llama.cpp or the {label} model is not installed: {e}")
     from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
 
     pool = LlamaPool(n_ctx=4096, n_threads=2)
-    yield LlamaCppLLM(path, pool, label="smollm2")
+    yield LlamaCppLLM(path, pool, label=label)
     pool.close()

@@ -4,7 +4,6 @@ markers, unicode tricks), a list with the key among other conditions, or a very 
 is never judged right, by the pre-check alone or with the embedded model judge."""
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -117,20 +116,10 @@ def embedded_judge():
     """The embedded default model (Qwen2.5-Coder-1.5B GGUF) through llama.cpp, as
     ``--judge-llm local`` runs it. `make test` sets MEDSIM_REQUIRE_LLAMA=1 so a missing
     install fails instead of skipping."""
-    try:
-        import llama_cpp  # noqa: F401
-        from agents.llm.local_model import ModelNotInstalled, embedded_model_path
+    from agents.llm.local_model import embedded_model_path
+    from tests.conftest import llama_model
 
-        path = embedded_model_path()
-    except (ImportError, ModelNotInstalled) as e:
-        if os.environ.get("MEDSIM_REQUIRE_LLAMA"):
-            raise
-        pytest.skip(f"the embedded model is not installed: {e}")
-    from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
-
-    pool = LlamaPool(n_ctx=4096, n_threads=2)
-    yield LlamaCppLLM(path, pool, label="local")
-    pool.close()
+    yield from llama_model(embedded_model_path, "local")
 
 
 @pytest.mark.llama
