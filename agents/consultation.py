@@ -19,7 +19,7 @@ from agents.cases.model import Case
 from agents.costs import PriceTable, price_table
 from agents.imaging import inspect_image, studies_for
 from agents.events import (
-    BudgetRefused, CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, DiagnosisGiven, EventSink,
+    BudgetRefused, CaseError, CaseStarted, ConsultationEnded, ConsultationFailed, DiagnosisGiven, DifferentialGiven, EventSink,
     ImageError, ImageNotRead, ImageRead, ImageReturned, PrematureDiagnosis, RouteDecision, TestRefused, TestRequested,
     TestResult, TurnLimitReached, Utterance,
 )
@@ -244,6 +244,8 @@ class Consultation:
             elif action.kind == "diagnose":
                 self.diagnosis = action.text
                 self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
+                if action.differential:
+                    self.sink.emit(DifferentialGiven(turn=t, items=differential_items(action.differential)))
             elif action.kind == "test" and (refused := self._refusal(t, action.text)) is not None:
                 self._next_doctor_input = refused
             elif action.kind == "test":
@@ -308,6 +310,11 @@ class Consultation:
         self._outcome = ConsultationOutcome(self.case.id, status, self.diagnosis, self.turn,
                                             list(self.tests_requested), self.error, self.failure)
         return self._outcome
+
+
+def differential_items(differential: "tuple[tuple[str, float | None], ...]") -> list[dict]:
+    """A differential as the log holds it."""
+    return [{"diagnosis": d, "confidence": None if c is None else round(float(c), 4)} for d, c in differential]
 
 
 def run_consultation(case: Case, cast: "dict[str, Participant]", config: ConsultationConfig,

@@ -32,7 +32,7 @@ from agents.textsafe import UNSAFE
 __all__ = [
     "Event", "Header", "CaseStarted", "Utterance", "RouteDecision", "TestRequested",
     "TestResult", "LLMCall", "LLMRetry", "ReplyRejected", "FallbackReply", "PatientGrounded", "SynthesisedResult", "TestRefused", "BudgetRefused", "ImageReturned",
-    "ImageError", "ImageRead", "ImageNotRead", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven",
+    "ImageError", "ImageRead", "ImageNotRead", "PrematureDiagnosis", "TurnLimitReached", "DiagnosisGiven", "DifferentialGiven",
     "JudgeDecision", "CaseError", "ConsultationFailed", "ConsultationEnded", "Scored", "MemoryRetrieved",
     "MemoryLearned", "Reasoning", "PanelVote", "PanelStep", "Reflection", "SecondAttempt", "CaseFinished", "EventSink", "EventLog",
     "ListSink", "DictSink", "TeeSink", "read_events", "expand_prompts", "LogError", "SCHEMA_VERSION",
@@ -304,6 +304,19 @@ class DiagnosisGiven(Event):
     type: ClassVar[str] = "diagnosis"
     turn: int
     diagnosis: str
+
+
+@dataclass(frozen=True)
+class DifferentialGiven(Event):
+    """A ranked differential: the doctor's final one, given with its diagnosis
+    (``final``), or the working differential a strategy keeps in the doctor's own state
+    (never shown to the patient). ``items``: ``{"diagnosis", "confidence"}`` dicts, most
+    likely first, the confidence in 0-1 or None."""
+
+    type: ClassVar[str] = "differential"
+    turn: int
+    items: list[dict[str, Any]]
+    final: bool = True
 
 
 @dataclass(frozen=True)

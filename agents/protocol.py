@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from agents.catalogue import CATALOGUE, OTHER
 
-__all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text", "DOCTOR_SCHEMA", "DIAGNOSE_SCHEMA", "doctor_schema",
+__all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text", "DOCTOR_SCHEMA", "DIAGNOSE_SCHEMA", "doctor_schema", "gathering_schema",
            "parse_structured_turn", "say"]
 
 # Markdown emphasis / code / heading characters that small models wrap markers in.
@@ -35,6 +35,9 @@ class DoctorAction:
     text: str  # question for the patient / test name / diagnosis
     rule: str  # parse rule that fired
     note: str = ""
+    # a diagnosis with a ranked differential: (condition, confidence 0-1 or None), most
+    # likely first, the first being ``text`` (empty: a differential of one, ``text``)
+    differential: tuple[tuple[str, float | None], ...] = ()
 
 
 _PAIRS = {"[": "]", "(": ")", '"': '"', "'": "'", "“": "”", "‘": "’", "{": "}", "<": ">"}
@@ -125,6 +128,12 @@ DOCTOR_SCHEMA = {"anyOf": [_ASK, _ORDER, _DIAGNOSE]}
 def doctor_schema(measurement: bool = True) -> dict:
     """The doctor's turn; without a technician there is nothing to order."""
     return DOCTOR_SCHEMA if measurement else {"anyOf": [_ASK, _DIAGNOSE]}
+def gathering_schema(measurement: bool = True) -> dict:
+    """A turn that gathers (a question, or an order when there is a technician): the
+    doctor's turn without the diagnosis."""
+    return {"anyOf": [_ASK, _ORDER]} if measurement else _ASK
+
+
 # the last turn: only a diagnosis can be produced
 DIAGNOSE_SCHEMA = _DIAGNOSE
 _ACTIONS = {"ask_patient": "ask", "order_test": "test", "diagnose": "diagnose"}

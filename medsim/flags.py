@@ -173,6 +173,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--doctor-mode",), "protocol.doctor_mode", "structured (JSON actions, grammar-constrained) or markers; auto: "
          "structured, markers for openai: and a2a: doctors (default: auto)", "protocol",
          choices=("structured", "markers", "auto")),
+    Flag(("--doctor-strategy",), "protocol.doctor_strategy", "turns: the doctor decides each turn from the dialogue; "
+         "focused: the chief complaint first, a running differential chooses each question or test, the diagnosis "
+         "(a ranked differential with confidences) from the summarised record (default: turns)", "protocol",
+         choices=("turns", "focused")),
     Flag(("--min-gathering",), "protocol.min_gathering", "questions/tests required before a diagnosis is accepted (0: "
          "AgentClinic's rule; default 3)", "protocol", int),
     Flag(("--no-guards",), "protocol.guards", "turn off the refusal / role-break / loop detectors (OSCE: take every "

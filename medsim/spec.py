@@ -36,6 +36,7 @@ __all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "
 
 PROTOCOLS = ("medsim", "agentclinic", "automedic")
 PROMPT_STYLES = ("medsim", "agentclinic")
+STRATEGIES = ("turns", "focused")  # agents.participants.focused.STRATEGIES
 DOCTOR_MODES = ("structured", "markers")
 BASE_CONDITION = "base"
 
@@ -123,6 +124,10 @@ class ProtocolSpec:
 
     name: str = "medsim"
     doctor_mode: str = "structured"  # structured | markers
+    # the doctor strategy: None is "turns" (the model decides each turn from the dialogue; left
+    # out of the dict, so a run made before there was a choice keeps its identity); "focused":
+    # a running differential, the diagnosis from the summarised record (agents.participants.focused)
+    doctor_strategy: str | None = None
     prompt_style: str = "medsim"  # medsim | agentclinic
     min_gathering: int = 3
     guards: bool = True
@@ -140,7 +145,7 @@ class ProtocolSpec:
     doctor_bias: str | None = None
     patient_bias: str | None = None
 
-    KEYS = ("name", "doctor_mode", "prompt_style", "min_gathering", "guards", "guard_retries",
+    KEYS = ("name", "doctor_mode", "doctor_strategy", "prompt_style", "min_gathering", "guards", "guard_retries",
             "measurement_hints", "patient_grounding", "max_turns", "measurement", "static", "budget", "doctor_bias", "patient_bias")
 
     @classmethod
@@ -153,7 +158,10 @@ class ProtocolSpec:
         # "auto" doctor mode: structured, except for a doctor model whose backend kind cannot
         # hold its replies to a JSON schema (a server, not every one of which enforces one; an
         # A2A agent), which uses markers
+        strategy = _str(d, "doctor_strategy", path, optional=True, choices=STRATEGIES)
         mode = d.get("doctor_mode", "auto")
+        if mode == "auto" and strategy not in (None, "turns"):
+            mode = "structured"  # the focused doctor's turns are JSON actions
         if mode == "auto":
             kind = backend_kind(doctor_backend)
             mode = "markers" if (ac or am or (kind.has_model and not kind.constrains_json)) else "structured"
@@ -162,8 +170,12 @@ class ProtocolSpec:
         if style == "auto":
             style = "medsim" if am else name
         style = _str({"prompt_style": style}, "prompt_style", path, choices=PROMPT_STYLES)
+        if strategy is not None and strategy != "turns" and (am or mode != "structured"):
+            raise SpecError(f"{path}doctor_strategy: the {strategy} doctor acts in structured turns; it cannot run "
+                            f"with {'AutoMedic' if am else 'the markers doctor mode'}", key=path + "doctor_strategy")
         return cls(
             name=name, doctor_mode=mode, prompt_style=style,
+            doctor_strategy=None if strategy in (None, "turns") else strategy,
             min_gathering=_int(d, "min_gathering", path, lo=0, default=0 if (ac or am) else 3),
             guards=_bool(d, "guards", path, default=not ac),
             guard_retries=_int(d, "guard_retries", path, lo=0, default=2),

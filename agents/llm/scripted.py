@@ -160,6 +160,17 @@ class ScriptedLLM:
         """Whether a reflection's lesson turns this case's wrong diagnosis right (by seed)."""
         return _h("lesson", case_id, self.seed) % 4 != 0  # three cases in four
 
+    def _focused_next(self, case: Case, record: str) -> dict:
+        """The focused doctor's next step: the scripted doctor's questions, then its tests,
+        counted from the record it was shown."""
+        done = record.count("- You asked: ")
+        if done < len(_QUESTIONS):
+            return {"action": "ask_patient", "text": _QUESTIONS[done]}
+        tests = case.test_names()[: self.tests_per_case]
+        k = record.count("- You ordered: ")
+        name = tests[k].replace("_", " ") if k < len(tests) else "Vital signs"
+        return {"action": "order_test", "test": "other", "text": name}
+
     def _deliberate(self, case: Case, schema: dict, last: str) -> str | None:
         """The doctor's diagnosis step (a differential, a panel member's vote, a role's
         say, reasoning): answered from the case like the rest of the fake."""
@@ -168,6 +179,15 @@ class ScriptedLLM:
         props = schema.get("properties", {}) if isinstance(schema, dict) else {}
         right = self.diagnoses_correctly(case.id)
         dx = case.diagnosis if right else _WRONG[_h(self.seed, case.id) % len(_WRONG)]
+        diff = props.get("differential") or {}
+        if isinstance(diff.get("items"), dict) and diff["items"].get("type") == "object":
+            # the focused doctor: a ranked differential with confidences, and its next step
+            ranked = [{"diagnosis": dx, "confidence": 70},
+                      *({"diagnosis": w, "confidence": 15} for w in _WRONG if w != dx)]
+            out: dict = {"differential": ranked[: diff.get("maxItems", 3)]}
+            if "next" in props:
+                out["next"] = self._focused_next(case, last)
+            return json.dumps(out)
         if "differential" in props:
             return json.dumps({"differential": [dx, *[w for w in _WRONG if w != dx][:2]]})
         if "reasoning" in props:

@@ -15,6 +15,7 @@ from agents.events import EventSink
 from agents.llm.base import LLM, GenerateParams
 from agents.llm.calls import RetryPolicy
 from agents.participants.base import Participant
+from agents.participants.focused import STRATEGIES, FocusedDoctor
 from agents.participants.grounded import Grounded, faithful, patient_corrections
 from agents.participants.llm import LLMDoctor, LLMParticipant
 from agents.participants.wrappers import Guarded, Hinted, ignored_records, names_a_condition
@@ -39,6 +40,9 @@ class CastConfig:
     hints, and per-role generation settings and retry policies."""
 
     doctor_mode: str = "structured"  # structured | markers
+    # turns: the doctor decides each turn from the dialogue (LLMDoctor); focused: a running
+    # differential and a diagnosis from the summarised record (agents.participants.focused)
+    doctor_strategy: str = "turns"
     prompt_style: str = "medsim"  # medsim | agentclinic
     # retries of a reply flagged as refusal / role break / loop / echo / empty; None
     # turns the detectors off (AgentClinic behaviour)
@@ -86,9 +90,16 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
         return cls(role=role, llm=llms[role], system=system, params=cfg.params_for(role), case_id=case.id,
                    sink=sink, policy=cfg.retry_for(role), **kw)
 
-    doctor = make("doctor", biased(cfg, "doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style,
-                                                                measurement=cfg.measurement, static=cfg.static), sink),
-                  LLMDoctor, mode=cfg.doctor_mode, measurement=cfg.measurement, static=cfg.static)
+    system = biased(cfg, "doctor", doctor_system(case, cfg.max_turns, mode=cfg.doctor_mode, style=style,
+                                                 measurement=cfg.measurement, static=cfg.static), sink)
+    focused = cfg.doctor_strategy == "focused"
+    if focused:
+        doctor = make("doctor", system, FocusedDoctor, measurement=cfg.measurement, static=cfg.static, case=case)
+    elif cfg.doctor_strategy == "turns":
+        doctor = make("doctor", system, LLMDoctor, mode=cfg.doctor_mode, measurement=cfg.measurement,
+                      static=cfg.static)
+    else:
+        raise ValueError(f"doctor strategy must be one of {', '.join(STRATEGIES)}, got {cfg.doctor_strategy!r}")
     grounded = cfg.patient_grounding and style != "agentclinic"
     patient = make("patient", biased(cfg, "patient", patient_system(case, style=style, grounded=grounded), sink))
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient}
@@ -99,9 +110,10 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
         reader = llms.get(r.name)
         if reader is not None and r.system is not None and getattr(reader, "name", "") not in ("none", "human"):
             cast[r.name] = make(r.name, r.system(case, style, False))
-    if cfg.guard_retries is not None:
+    if cfg.guard_retries is not None and not focused:  # the focused doctor checks its own diagnosis
         cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),),
                                  last_stands=("not_a_condition",))
+    if cfg.guard_retries is not None:
         cast["patient"] = (Guarded(patient, retries=cfg.guard_retries, checks=(faithful(case),),
                                    corrections=patient_corrections(case)) if grounded
                            else Guarded(patient, retries=cfg.guard_retries))

@@ -1,0 +1,12 @@
+"""Measures that see more than right or wrong, each a scorer over the event log
+(re-run by ``medsim score``) with its row block, its summary over rows and its report
+lines:
+
+- :mod:`agents.measures.differential`: top-1/3/5 of the ranked differential by the judge,
+  the Brier score and expected calibration error of the top-1 confidence, the reliability
+  bins of the report's diagram;
+- :mod:`agents.measures.elicited`: which of the case's facts reached the doctor, recall
+  per category and overall;
+- :mod:`agents.measures.ordered`: the tests ordered against the case's recorded tests
+  (precision, recall, F1, matched by :mod:`agents.orders`), and the cost.
+"""

@@ -1,0 +1,148 @@
+"""The ``tests`` scorer: the tests a doctor ordered against the tests the case records.
+
+The case's recorded tests are its technician's records (:meth:`Case.records`): each
+top-level record is one test, except a group that only gathers others ("Blood tests",
+"Imaging": a name with no test kind or target of its own, :func:`agents.orders.test_name`),
+whose records are each a test. An order is matched by the catalogue's rule
+(:func:`agents.findings.match_order`, the technician's own): it is a hit when it matched a
+recorded test. Orders of the physical examination (an examination, vital signs, or an
+order that matched only examination findings) are counted apart, not as tests.
+Precision is hits over the tests ordered (each distinct order once), recall the recorded
+tests matched over the recorded tests; F1 their harmonic mean. The cost is the run's
+price table's (:func:`agents.costs.case_cost`).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from agents.cases.model import Case
+from agents.costs import case_cost
+from agents.events import EventSink
+from agents.findings import match_order
+from agents.judge import normalise
+from agents.orders import test_name
+from agents.scorers import Score, Transcript
+
+__all__ = ["TestsScorer", "recorded_tests", "order_scores", "tests_row", "tests_summary", "tests_markdown"]
+
+
+def _label(key: str) -> str:
+    return " ".join(str(key).replace("_", " ").split())
+
+
+def _group(name: str) -> bool:
+    core = test_name(name).core
+    return not core or core <= {"imaging"}
+
+
+def recorded_tests(case: Case) -> list[str]:
+    """The case's recorded tests as record paths ("Blood Tests > Acetylcholine Receptor
+    Antibodies", "Electromyography")."""
+    out = []
+    for key, value in case.records().items():
+        name = _label(key)
+        if isinstance(value, Mapping) and value and _group(name):
+            out.extend(f"{name} > {_label(k)}" for k in value)
+        else:
+            out.append(name)
+    return out
+
+
+def _exam_order(order: str) -> bool:
+    o = order.lower()
+    return "examination" in o or o.startswith("vital") or o.endswith(" exam")
+
+
+def order_scores(case: Case, orders: Sequence[str]) -> dict[str, Any]:
+    """Precision, recall and F1 of ``orders`` against :func:`recorded_tests` (None where
+    undefined: no test ordered, no test recorded)."""
+    recorded = recorded_tests(case)
+    seen: set[str] = set()
+    tests, exams, hits, matched = [], [], [], set()
+    for o in orders:
+        key = normalise(o)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        paths = [p for p, _ in match_order(case, o)]
+        mine = {r for r in recorded for p in paths if p == r or p.startswith(r + " > ")}
+        if not mine and (_exam_order(o) or paths):  # the physical examination, not a test
+            exams.append(o)
+            continue
+        tests.append(o)
+        if mine:
+            hits.append(o)
+            matched |= mine
+    precision = len(hits) / len(tests) if tests else None
+    recall = len(matched) / len(recorded) if recorded else None
+    if recall is None:
+        f1 = None  # nothing recorded: nothing to find
+    elif precision is None or precision + recall == 0:
+        f1 = 0.0  # nothing ordered (or nothing right) while tests are recorded
+    else:
+        f1 = 2 * precision * recall / (precision + recall)
+    r4 = lambda x: None if x is None else round(x, 4)  # noqa: E731
+    return {"precision": r4(precision), "recall": r4(recall), "f1": r4(f1), "ordered": len(tests), "hits": len(hits),
+            "recorded": len(recorded), "matched": len(matched), "examinations": len(exams),
+            "missed": [r for r in recorded if r not in matched][:10], "off_record": [o for o in tests if o not in hits][:10]}
+
+
+class TestsScorer:
+    """Tests ordered against the case's records (see the module's docstring)."""
+
+    name = "tests"
+
+    def __call__(self, case: Case, transcript: Transcript, sink: EventSink) -> Score:
+        if transcript.status in ("error", "failed"):
+            return Score(self.name, None, {"skipped": f"consultation {transcript.status}"})
+        got = order_scores(case, transcript.tests_requested)
+        got.update(case_cost(transcript.events))
+        return Score(self.name, got["f1"], got)
+
+
+def tests_row(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    e = next((x for x in events if x.get("type") == "scored" and x.get("scorer") == "tests"), None)
+    if e is None:
+        return None
+    d = e.get("details") or {}
+    if "skipped" in d:
+        return {"scored": False, "why": d["skipped"]}
+    return {"scored": True, **{k: d.get(k) for k in ("precision", "recall", "f1", "ordered", "hits", "recorded",
+                                                     "matched", "examinations", "cost")}}
+
+
+def _mean(xs: Sequence[float | None]) -> tuple[float | None, int]:
+    v = [x for x in xs if x is not None]
+    return (round(sum(v) / len(v), 4) if v else None), len(v)
+
+
+def tests_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Mean per-case precision, recall and F1 (each over the cases where it is defined,
+    with that n), pooled (micro) precision and recall, mean tests and cost per case."""
+    blocks = [r["tests"] for r in rows if isinstance(r.get("tests"), Mapping) and r["tests"].get("scored")]
+    if not blocks:
+        return {}
+    out: dict[str, Any] = {"cases": len(blocks)}
+    for k in ("precision", "recall", "f1"):
+        out[k], out[f"{k}_n"] = _mean([b.get(k) for b in blocks])
+    ordered, hits = sum(b.get("ordered") or 0 for b in blocks), sum(b.get("hits") or 0 for b in blocks)
+    rec, matched = sum(b.get("recorded") or 0 for b in blocks), sum(b.get("matched") or 0 for b in blocks)
+    out["pooled_precision"] = round(hits / ordered, 4) if ordered else None
+    out["pooled_recall"] = round(matched / rec, 4) if rec else None
+    out["mean_ordered"] = round(ordered / len(blocks), 3)
+    out["mean_examinations"] = round(sum(b.get("examinations") or 0 for b in blocks) / len(blocks), 3)
+    out["mean_cost"], _ = _mean([b.get("cost") for b in blocks])
+    return {"tests": out}
+
+
+def tests_markdown(summary: Mapping[str, Any]) -> list[str]:
+    t = summary.get("tests")
+    if not t:
+        return []
+    f = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
+    return ["", "## Tests ordered (against the case's recorded tests, matched by the catalogue's rule)", "",
+            f"- cases: {t['cases']}; tests ordered per case {t['mean_ordered']}, examinations {t['mean_examinations']}, "
+            f"cost per case {t['mean_cost']}",
+            f"- mean per case: precision {f(t['precision'])} (n {t['precision_n']}), recall {f(t['recall'])} "
+            f"(n {t['recall_n']}), F1 {f(t['f1'])} (n {t['f1_n']})",
+            f"- pooled: precision {f(t['pooled_precision'])}, recall {f(t['pooled_recall'])}"]

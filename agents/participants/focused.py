@@ -1,0 +1,307 @@
+"""The focused doctor: a second doctor strategy, behind the same participant interface.
+
+The default doctor (:class:`~agents.participants.llm.LLMDoctor`) decides each turn from
+the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is described
+(written for medsim):
+
+1. **The chief complaint first**: its first turn asks what brought the patient in (the
+   demographics and the task it is told at the start, as every doctor is).
+2. **A running differential in its own state**: each later turn is one call that reads
+   what it has learned so far (a record, not the dialogue) and returns its leading
+   conditions with a confidence each, and the one question or test that would best tell
+   the two leading ones apart. The differential is logged (``differential`` events with
+   ``final = false``) and never shown to the patient. A question or test it has already
+   asked is replaced by the next item of a short history checklist not yet covered.
+3. **The diagnosis in its own call, from a summarised record**: what the patient said
+   (each answer with its question), the examination findings and the test results,
+   sorted into the static prompt's form (``focused_final.txt``: the same sections the
+   full-information static run reads), never the raw dialogue. It answers a ranked
+   differential of up to five with confidences (the ``differential`` scorer's input); the
+   first is the diagnosis.
+4. **It stops** when the differential is settled (the leading condition at least
+   ``settle`` confident and ``margin`` ahead of the next, once ``min_items`` things have
+   been learned and the protocol accepts a diagnosis) or on the last turn.
+
+It is an :class:`LLMDoctor` (structured mode), so the wrappers and the world treat it as
+one: its history holds each turn's message and its JSON action, and the record is read
+back from that history (a turn a person played is in it too). Chain of thought, the
+panels and memory (:class:`~agents.deliberation.Deliberating`) read its record
+(:meth:`FocusedDoctor.record_messages`) instead of the dialogue.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from agents.cases.model import Case, format_facts
+from agents.catalogue import CATALOGUE
+from agents.condition_names import not_a_condition_name
+from agents.events import DifferentialGiven
+from agents.judge import normalise
+from agents.llm.base import CallContext, GenerateParams, Message
+from agents.llm.calls import generate_logged
+from agents.participants.base import Observation, Turn
+from agents.participants.llm import LLMDoctor
+from agents.prompts import render
+from agents.protocol import DoctorAction, gathering_schema, parse_structured_turn, say
+from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
+
+__all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
+           "CHECKLIST", "STRATEGIES"]
+
+# the doctor strategies a run spec may name (protocol.doctor_strategy)
+STRATEGIES = ("turns", "focused")
+
+RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
+                                               "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
+               "required": ["diagnosis", "confidence"], "additionalProperties": False}
+
+# the history a doctor covers when its own choice would repeat itself (written for medsim)
+CHECKLIST = (
+    "What brings you in today?",
+    "When did this start, and how has it changed since?",
+    "Have you noticed any other symptoms?",
+    "Do you have any medical conditions, or take any medicines?",
+    "Do you smoke, drink alcohol or use drugs, and what work do you do?",
+    "Has anyone in your family had anything similar?",
+)
+_BEDSIDE = ("Vital signs", "General physical examination")
+_SPEAKER = re.compile(r"^\s*([A-Z][A-Za-z ]{1,20}):\s*")
+
+
+def update_schema(measurement: bool, items: int) -> dict:
+    return {"type": "object", "properties": {
+        "differential": {"type": "array", "items": RANKED_ITEM, "minItems": 2, "maxItems": items},
+        "next": gathering_schema(measurement)}, "required": ["differential", "next"], "additionalProperties": False}
+
+
+def final_schema(items: int) -> dict:
+    return {"type": "object", "properties": {
+        "differential": {"type": "array", "items": RANKED_ITEM, "minItems": items, "maxItems": items}},
+        "required": ["differential"], "additionalProperties": False}
+
+
+def ranked(obj: Any, limit: int = 5) -> list[tuple[str, float | None]]:
+    """A reply's differential as (condition, confidence 0-1), most likely first: items
+    that name no condition are dropped, a repeated condition is kept once, a confidence
+    outside 0-100 is clipped and a missing one is None."""
+    items = obj.get("differential") if isinstance(obj, dict) else None
+    out: list[tuple[str, float | None]] = []
+    seen: set[str] = set()
+    for it in items if isinstance(items, list) else []:
+        name = it.get("diagnosis") if isinstance(it, dict) else it if isinstance(it, str) else None
+        if not isinstance(name, str):
+            continue
+        name = " ".join(name.split()).strip(" .;,")
+        key = normalise(name)
+        if not name or not key or key in seen or not_a_condition_name(name):
+            continue
+        seen.add(key)
+        c = it.get("confidence") if isinstance(it, dict) else None
+        conf = None if not isinstance(c, (int, float)) or isinstance(c, bool) else min(1.0, max(0.0, float(c) / 100))
+        out.append((name, conf))
+        if len(out) == limit:
+            break
+    return out
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text, strict=False)
+    except json.JSONDecodeError:
+        return None
+
+
+@dataclass(frozen=True)
+class Learned:
+    """One thing the doctor learned: ``kind`` patient | exam | test | note (an order not
+    done), what it asked or ordered, and the answer."""
+
+    kind: str
+    asked: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class FocusedConfig:
+    settle: float = 0.8  # the leading condition's confidence that settles the differential
+    margin: float = 0.3  # ... and how far ahead of the next it must be
+    min_items: int = 4  # things learned before it may settle early
+    working: int = 3  # conditions in the running differential
+    final: int = 5  # conditions in the final differential
+    update_tokens: int = 120
+    final_tokens: int = 150
+
+
+def _labels() -> frozenset[str]:
+    return frozenset(speaker_label(r.name) for r in roles_of_kind(PATIENT, STAFF))
+
+
+def _is_exam(order: str) -> bool:
+    o = order.lower()
+    return "examination" in o or o.startswith("vital") or o.endswith(" exam")
+
+
+@dataclass
+class FocusedDoctor(LLMDoctor):
+    """The focused strategy (see the module's docstring)."""
+
+    case: Case | None = None
+    focus: FocusedConfig = field(default_factory=FocusedConfig)
+    working: list[tuple[str, float | None]] = field(default_factory=list)  # the running differential
+
+    def __post_init__(self) -> None:
+        self.mode = "structured"
+        super().__post_init__()
+        if self.case is None:
+            raise ValueError("the focused doctor needs its case (objective, demographics)")
+
+    # -- the record --------------------------------------------------------------------
+    def learned(self) -> list[Learned]:
+        """What it learned, read from its history: each of its actions with the message
+        that answered it."""
+        out: list[Learned] = []
+        h = self.history
+        for i in range(1, len(h) - 1, 2):
+            if h[i].role != "assistant" or h[i + 1].role != "user":
+                continue
+            a = parse_structured_turn(h[i].content)
+            answer = h[i + 1].content
+            answer = answer.split("\n(This is your last turn")[0].strip()
+            m = _SPEAKER.match(answer)
+            if m is None or m.group(1) not in _labels():  # not an answer: a refusal, a reminder
+                out.append(Learned("note", a.text, " ".join(answer.split())))
+                continue
+            text = " ".join(answer[m.end():].split())
+            kind = "patient" if a.kind == "ask" else "exam" if _is_exam(a.text) else "test"
+            out.append(Learned(kind, a.text, text))
+        return out
+
+    def _asked(self) -> tuple[set[str], set[str]]:
+        qs, orders = set(), set()
+        for m in self.history:
+            if m.role == "assistant":
+                a = parse_structured_turn(m.content)
+                (qs if a.kind == "ask" else orders).add(normalise(a.text))
+        return qs, orders
+
+    def record_text(self) -> str:
+        """The record in the order it was learned (the running differential's input)."""
+        lines = []
+        for x in self.learned():
+            if x.kind == "patient":
+                lines.append(f'- You asked: "{x.asked}" The patient said: "{x.answer}"')
+            elif x.kind == "note":
+                lines.append(f"- You tried: {x.asked}. {x.answer}")
+            else:
+                lines.append(f"- You ordered: {x.asked}. Result: {x.answer}")
+        return "\n".join(lines) or "- nothing yet"
+
+    def vignette(self) -> str:
+        """The summarised record in the static prompt's form (the diagnosis call's input)."""
+        case = self.case
+        assert case is not None
+        if self.static:
+            facts = format_facts({k: v for k, v in case.patient.items() if k != "Demographics"}, indent="- ")
+            exam = format_facts(case.exam, indent="- ") or "- none recorded"
+            tests = format_facts(case.tests, indent="- ") or "- none recorded"
+        else:
+            got = self.learned()
+            facts = "\n".join(f'- (asked "{x.asked}") {x.answer}' for x in got if x.kind == "patient") or "- nothing"
+            exam = "\n".join(f"- {x.asked}: {x.answer}" for x in got if x.kind == "exam") or "- none done"
+            tests = "\n".join(f"- {x.asked}: {x.answer}" for x in got if x.kind == "test") or "- none done"
+        return render("focused_final", objective=case.objective, demographics=case.demographics, facts=facts,
+                      exam=exam, tests=tests)
+
+    def record_messages(self) -> list[Message]:
+        """What a strategy on top of it (CoT, a panel, memory) reads: the record."""
+        return [Message("system", self.vignette())]
+
+    # -- calls -------------------------------------------------------------------------
+    def _call(self, obs: Observation, messages: list[Message], schema: dict, max_tokens: int) -> str:
+        params: GenerateParams = replace(self.params, max_tokens=max_tokens, stop=(),
+                                         response_schema=json.dumps(schema, sort_keys=True))
+        out = generate_logged(self.llm, messages, params, CallContext(self.role, self.case_id, obs.turn), self.sink,
+                              self.policy)
+        return out.text.strip()
+
+    def _next_from_checklist(self, asked: set[str], ordered: set[str]) -> DoctorAction | None:
+        """The first checklist question (then bedside examination) not yet done; None when
+        all are done: there is nothing new to ask."""
+        for q in CHECKLIST:
+            if normalise(q) not in asked:
+                return DoctorAction("ask", q, "focused_checklist")
+        if self.measurement:
+            for t in _BEDSIDE:
+                if normalise(t) not in ordered:
+                    return DoctorAction("test", t, "focused_checklist")
+        return None
+
+    def _update(self, obs: Observation) -> DoctorAction | None:
+        """The running differential and the next step (None: nothing new to ask)."""
+        case = self.case
+        assert case is not None
+        system = render("focused_system", objective=case.objective, demographics=case.demographics,
+                        catalogue="; ".join(CATALOGUE))
+        ask = render("focused_update", record=self.record_text())
+        reply = self._call(obs, [Message("system", system), Message("user", ask)],
+                           update_schema(self.measurement, self.focus.working), self.focus.update_tokens)
+        obj = _json(reply)
+        got = ranked(obj, self.focus.working)
+        if got:
+            self.working = got
+            self.sink.emit(DifferentialGiven(turn=obs.turn, final=False, items=[
+                {"diagnosis": d, "confidence": c} for d, c in got]))
+        nxt = obj.get("next") if isinstance(obj, dict) else None
+        a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
+        asked, ordered = self._asked()
+        if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or (
+                a.kind == "test" and normalise(a.text) in ordered) or a.kind == "diagnose":
+            return self._next_from_checklist(asked, ordered)
+        return replace(a, rule=f"focused:{a.rule}")
+
+    def _settled(self, obs: Observation) -> bool:
+        w = self.working
+        if not obs.may_diagnose or len(self.learned()) < self.focus.min_items or not w or w[0][1] is None:
+            return False
+        second = w[1][1] if len(w) > 1 and w[1][1] is not None else 0.0
+        return w[0][1] >= self.focus.settle and w[0][1] - second >= self.focus.margin
+
+    def _diagnose(self, obs: Observation) -> DoctorAction:
+        reply = self._call(obs, [Message("user", self.vignette())], final_schema(self.focus.final),
+                           self.focus.final_tokens)
+        got = ranked(_json(reply), self.focus.final)
+        rule = "focused_final"
+        if not got and self.working:  # the final call named no condition: the running differential stands
+            got, rule = self.working, "focused_working"
+        if not got:
+            return DoctorAction("diagnose", "", "focused_final_empty", note="no condition named")
+        return DoctorAction("diagnose", got[0][0], rule, differential=tuple(got))
+
+    # -- Participant -------------------------------------------------------------------
+    def act(self, obs: Observation) -> Turn:
+        self.history.append(Message("user", obs.text))
+        if self.static or obs.final:
+            action = self._diagnose(obs)
+        elif len(self.history) == 1:
+            action = DoctorAction("ask", CHECKLIST[0], "focused_opening")
+        else:
+            nxt = self._update(obs)
+            if self._settled(obs) or (nxt is None and obs.may_diagnose):
+                action = self._diagnose(obs)
+            else:
+                action = nxt or DoctorAction("ask", "Is there anything else you think I should know?",
+                                             "focused_nothing_new")
+        text = json.dumps(_as_json(action))
+        self.history.append(Message("assistant", text))
+        return Turn(text=text, action=action, spoken=say(action))
+
+
+def _as_json(a: DoctorAction) -> dict[str, str]:
+    if a.kind == "test":
+        return {"action": "order_test", "test": "other", "text": a.text}
+    if a.kind == "diagnose":
+        return {"action": "diagnose", "text": a.text}
+    return {"action": "ask_patient", "text": a.text}
