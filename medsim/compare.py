@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
 from agents.stats import mcnemar_exact, paired_difference_interval, wilson_interval
+from medsim.compare_measures import MeasureRow, OracleGap, is_static, measure_rows, oracle_gaps
 
 __all__ = ["CompareError", "Run", "Flip", "Excluded", "Ratio", "FidelityRate", "Comparison", "CompareReport", "load_run",
            "compare_runs", "run_label", "run_models", "RATIO_MEASURES"]
@@ -139,6 +140,7 @@ class Comparison:
     fidelity: list[FidelityRate] = field(default_factory=list)  # over the cells both runs checked
     fidelity_cells: int = 0
     fidelity_checkers: tuple[str, str] = ("", "")
+    measures: list[MeasureRow] = field(default_factory=list)  # top-k, calibration, recall, tests F1
 
     @property
     def paired(self) -> int:
@@ -150,6 +152,7 @@ class CompareReport:
     runs: list[Run]
     comparisons: list[Comparison]
     notes: list[str] = field(default_factory=list)
+    gaps: list[OracleGap] = field(default_factory=list)  # against a static (full-information) run
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -159,6 +162,7 @@ class CompareReport:
                           "models": run_models(r), "notes": list(r.notes)} for i, r in enumerate(self.runs)],
                 "comparisons": [{**asdict(c), "paired": c.paired} for c in self.comparisons],
                 "notes": list(self.notes),
+                "oracle_gaps": [asdict(g) for g in self.gaps],
                 "method": {"paired_on": "case id and seed (and condition name unless picked with RUN:CONDITION)",
                            "excluded": "cells that errored, failed or were not scored in either run: listed, and in "
                                        "neither accuracy, the test nor the ratios",
@@ -396,6 +400,7 @@ def _compare(a: Run, b: Run, la: str, lb: str, cond_a: str, cond_b: str) -> Comp
         difference_ci95=paired_difference_interval(both, only_a, only_b, neither),
         mcnemar_p=mcnemar_exact(only_a, only_b), flips_a_right=flips_a, flips_b_right=flips_b,
         ratios=_ratios(pairs), repeated_cases=sum(1 for v in seeds_per_case.values() if v > 1),
+        measures=measure_rows(pairs),
         **dict(zip(("fidelity", "fidelity_cells", "fidelity_checkers"), _fidelity(cells_a, cells_b, shared))))
 
 
@@ -428,8 +433,11 @@ def compare_runs(runs: Sequence[Run]) -> CompareReport:
                 if left and len(a.conditions) + len(b.conditions) > 2:
                     notes.append(f"{label} ({run.path}): condition(s) {', '.join(left)} not in "
                                  f"{'A' if label != 'A' else lb}, not compared")
+    gaps = oracle_gaps([run_label(i) for i in range(len(runs))],
+                       [r.cells(r.condition or (r.conditions[0] if r.conditions else "base")) for r in runs],
+                       [is_static(r.spec) for r in runs], lambda row: _why_not_scored(row) is None)
     for i, r in enumerate(runs):
         if not r.finished:
             notes.append(f"{run_label(i)} ({r.path}): no summary.json, the run may be unfinished")
         notes += [f"{run_label(i)}: {n}" for n in r.notes]
-    return CompareReport(list(runs), comparisons, notes)
+    return CompareReport(list(runs), comparisons, notes, gaps)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from agents.secrets import scrub_secrets
 from agents.textsafe import md_cell, md_text, printable
 from medsim.compare import CompareReport, Comparison, run_label, run_models
+from medsim.compare_measures import gaps_markdown, measures_markdown
 
 __all__ = ["CompareOutputs", "markdown", "write_chart", "write_outputs", "default_out", "MAX_LISTED"]
 
@@ -117,6 +118,7 @@ def markdown(report: CompareReport, chart: str | None = "compare.png") -> str:
         for r in c.ratios:
             md.append(f"| {_cell(r.measure)} | {_num(r.a_per_cell)} | {_num(r.b_per_cell)} | {_ratio(r.ratio)}"
                       f"{' (' + _cell(r.note) + ')' if r.note else ''} |")
+        md += measures_markdown(c.measures, c.a, c.b)
         if c.fidelity:
             md += ["", f"### Simulator fidelity on the {c.fidelity_cells} cells both runs checked", "",
                    f"checked by: {c.a} {_cell(c.fidelity_checkers[0])}; {c.b} {_cell(c.fidelity_checkers[1])}", "",
@@ -139,6 +141,7 @@ def markdown(report: CompareReport, chart: str | None = "compare.png") -> str:
             if len(c.excluded) > MAX_LISTED:
                 md.append(f"| ... | | {len(c.excluded) - MAX_LISTED} more in compare.json | |")
         md.append("")
+    md += gaps_markdown(report.gaps)
     if report.notes:
         md += ["## Notes", ""] + [f"- {md_text(n)}" for n in report.notes] + [""]
     # model, case and run text escaped everywhere on the page, not only in the tables

@@ -25,13 +25,23 @@ from agents.llm.base import chat_message, text_message, CallContext, GeneratePar
 __all__ = ["LlamaPool", "LlamaCppLLM"]
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity: ``taskset``, a container's
+    cpuset), not every core of the machine: more llama.cpp threads than cores wait at
+    every barrier, and two runs pinned to a core each would otherwise thrash."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class LlamaPool:
     """Owns loaded llama.cpp contexts: one per (model file, role), one lock per file."""
 
     def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1,
                  shapes: Mapping[str, tuple[int, int]] | None = None):
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.n_threads = n_threads or usable_cores()
         self.n_batch = n_batch
         # n_seq > 1: per_role calls of all threads decode together in one context of n_seq
         # sequences of n_ctx tokens per model file (agents.llm.batched); 1: serial, as above

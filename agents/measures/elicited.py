@@ -20,6 +20,7 @@ from agents.cases.model import Case, flatten
 from agents.events import EventSink
 from agents.fidelity.facts import case_facts, claim_concepts
 from agents.findings import match_order, tokens
+from agents.measures.common import static_run
 from agents.scorers import Score, Transcript
 from agents.stats import wilson_interval
 
@@ -84,12 +85,6 @@ def reached(case: Case, events: Sequence[Mapping[str, Any]]) -> list[bool]:
     return out
 
 
-def _static(events: Sequence[Mapping[str, Any]]) -> bool:
-    h = next((e for e in events if e.get("type") == "header"), None)
-    spec = (h or {}).get("spec") or {}
-    return bool((spec.get("protocol") or {}).get("static"))
-
-
 class ElicitationScorer:
     """Information elicited (see the module's docstring); a deterministic reading of the
     log, no model."""
@@ -99,7 +94,7 @@ class ElicitationScorer:
     def __call__(self, case: Case, transcript: Transcript, sink: EventSink) -> Score:
         if transcript.status in ("error", "failed"):
             return Score(self.name, None, {"skipped": f"consultation {transcript.status}"})
-        if _static(transcript.events):
+        if static_run(transcript.events):
             return Score(self.name, None, {"skipped": "static: the doctor read the whole record"})
         items = case_items(case)
         got = reached(case, transcript.events)

@@ -1,4 +1,4 @@
-"""The ``tests`` scorer: the tests a doctor ordered against the tests the case records.
+"""The ``orders`` scorer: the tests a doctor ordered against the tests the case records.
 
 The case's recorded tests are its technician's records (:meth:`Case.records`): each
 top-level record is one test, except a group that only gathers others ("Blood tests",
@@ -21,9 +21,10 @@ from agents.events import EventSink
 from agents.findings import match_order
 from agents.judge import normalise
 from agents.orders import test_name
+from agents.measures.common import static_run
 from agents.scorers import Score, Transcript
 
-__all__ = ["TestsScorer", "recorded_tests", "order_scores", "tests_row", "tests_summary", "tests_markdown"]
+__all__ = ["OrdersScorer", "recorded_tests", "order_scores", "orders_row", "orders_summary", "orders_markdown"]
 
 
 def _label(key: str) -> str:
@@ -87,21 +88,23 @@ def order_scores(case: Case, orders: Sequence[str]) -> dict[str, Any]:
             "missed": [r for r in recorded if r not in matched][:10], "off_record": [o for o in tests if o not in hits][:10]}
 
 
-class TestsScorer:
+class OrdersScorer:
     """Tests ordered against the case's records (see the module's docstring)."""
 
-    name = "tests"
+    name = "orders"
 
     def __call__(self, case: Case, transcript: Transcript, sink: EventSink) -> Score:
         if transcript.status in ("error", "failed"):
             return Score(self.name, None, {"skipped": f"consultation {transcript.status}"})
+        if static_run(transcript.events):
+            return Score(self.name, None, {"skipped": "static: the doctor read the whole record, ordering nothing"})
         got = order_scores(case, transcript.tests_requested)
         got.update(case_cost(transcript.events))
         return Score(self.name, got["f1"], got)
 
 
-def tests_row(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    e = next((x for x in events if x.get("type") == "scored" and x.get("scorer") == "tests"), None)
+def orders_row(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    e = next((x for x in events if x.get("type") == "scored" and x.get("scorer") == "orders"), None)
     if e is None:
         return None
     d = e.get("details") or {}
@@ -116,10 +119,10 @@ def _mean(xs: Sequence[float | None]) -> tuple[float | None, int]:
     return (round(sum(v) / len(v), 4) if v else None), len(v)
 
 
-def tests_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def orders_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Mean per-case precision, recall and F1 (each over the cases where it is defined,
     with that n), pooled (micro) precision and recall, mean tests and cost per case."""
-    blocks = [r["tests"] for r in rows if isinstance(r.get("tests"), Mapping) and r["tests"].get("scored")]
+    blocks = [r["orders"] for r in rows if isinstance(r.get("orders"), Mapping) and r["orders"].get("scored")]
     if not blocks:
         return {}
     out: dict[str, Any] = {"cases": len(blocks)}
@@ -132,11 +135,11 @@ def tests_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     out["mean_ordered"] = round(ordered / len(blocks), 3)
     out["mean_examinations"] = round(sum(b.get("examinations") or 0 for b in blocks) / len(blocks), 3)
     out["mean_cost"], _ = _mean([b.get("cost") for b in blocks])
-    return {"tests": out}
+    return {"orders": out}
 
 
-def tests_markdown(summary: Mapping[str, Any]) -> list[str]:
-    t = summary.get("tests")
+def orders_markdown(summary: Mapping[str, Any]) -> list[str]:
+    t = summary.get("orders")
     if not t:
         return []
     f = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731

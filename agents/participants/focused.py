@@ -153,10 +153,10 @@ class FocusedDoctor(LLMDoctor):
     working: list[tuple[str, float | None]] = field(default_factory=list)  # the running differential
 
     def __post_init__(self) -> None:
-        self.mode = "structured"
-        super().__post_init__()
         if self.case is None:
             raise ValueError("the focused doctor needs its case (objective, demographics)")
+        self.mode = "structured"
+        super().__post_init__()
 
     # -- the record --------------------------------------------------------------------
     def learned(self) -> list[Learned]:

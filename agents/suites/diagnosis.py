@@ -23,6 +23,9 @@ from agents.deliberation import DeliberationConfig, Deliberating
 from agents.events import EventSink
 from agents.fidelity.scorer import FidelityScorer, fidelity_markdown, fidelity_row, fidelity_summary
 from agents.llm.base import LLM
+from agents.measures.differential import DifferentialScorer, differential_markdown, differential_row, differential_summary
+from agents.measures.elicited import ElicitationScorer, elicited_markdown, elicited_row, elicited_summary
+from agents.measures.ordered import OrdersScorer, orders_markdown, orders_row, orders_summary
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig, HumanParticipant, llm_cast
 from agents.results import case_row, summarise
@@ -84,7 +87,19 @@ def _care_block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _suite_blocks(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    return {**_care_block(rows), **fidelity_summary(rows)}
+    return {**_care_block(rows), **fidelity_summary(rows), **differential_summary(rows), **elicited_summary(rows),
+            **orders_summary(rows)}
+
+
+# the measures beyond right or wrong (agents.measures): each a row block read from its scored event
+MEASURE_ROWS = (("differential", differential_row), ("elicited", elicited_row), ("orders", orders_row))
+
+
+def measure_scorers(plan: CellPlan) -> list[Scorer]:
+    """The differential (judged by the run's judge), information elicited and tests
+    ordered scorers of a consultation cell."""
+    return [DifferentialScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge")), ElicitationScorer(),
+            OrdersScorer()]
 
 
 def consultation_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -148,7 +163,8 @@ class ConsultationSuite(Suite):
         return cast
 
     def scorers(self, plan: CellPlan) -> list[Scorer]:
-        return [DiagnosisScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge")), fidelity_scorer(plan)]
+        return [DiagnosisScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge")), fidelity_scorer(plan),
+                *measure_scorers(plan)]
 
     # -- results -------------------------------------------------------------------------
     def row(self, unit: Unit, events: Sequence[Mapping[str, Any]], *, seed: int, condition: str, events_file: str,
@@ -161,19 +177,29 @@ class ConsultationSuite(Suite):
         fidelity = fidelity_row(events)
         if fidelity is not None:
             row["fidelity"] = fidelity
+        for key, read in MEASURE_ROWS:
+            block = read(events)
+            if block is not None:
+                row[key] = block
         return row
 
     def csv_row(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The row with its fidelity counts as columns (``fidelity_patient_leak``, ...)."""
+        """The row with its fidelity counts (``fidelity_patient_leak``, ...) and its
+        measures (``differential_rank``, ``elicited_recall``, ``tests_f1``, ...) as columns."""
+        flat: dict[str, Any] = {}
         f = row.get("fidelity")
-        if not isinstance(f, Mapping):
-            return row
-        flat = {"fidelity_checker": f.get("checker")}
-        for role in ("patient", "technician"):
-            block = f.get(role) or {}
-            flat[f"fidelity_{role}_n"] = block.get("n")
-            flat.update({f"fidelity_{role}_{k}": v for k, v in (block.get("labelled") or {}).items()})
-        return {**row, **flat}
+        if isinstance(f, Mapping):
+            flat["fidelity_checker"] = f.get("checker")
+            for role in ("patient", "technician"):
+                block = f.get(role) or {}
+                flat[f"fidelity_{role}_n"] = block.get("n")
+                flat.update({f"fidelity_{role}_{k}": v for k, v in (block.get("labelled") or {}).items()})
+        for key, fields in (("differential", ("rank", "n", "top1_confidence")), ("elicited", ("recall", "reached", "facts")),
+                            ("orders", ("precision", "recall", "f1", "ordered", "recorded"))):
+            block = row.get(key)
+            if isinstance(block, Mapping) and block.get("scored"):
+                flat.update({f"{key}_{k}": block.get(k) for k in fields})
+        return {**row, **flat} if flat else row
 
     def summary(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return consultation_summary(rows)
@@ -232,6 +258,7 @@ class ConsultationSuite(Suite):
                       f"{cell(r['status'])} | {cell(r['correct'])} | {cell(r['diagnosis'])} | {cell(r['truth'])} | "
                       f"{cell(r['turns'])} | {cell(r['n_tests'])} |")
         md += care_markdown(summary)  # AutoMedic's rows: CARE, for the run and per condition
+        md += differential_markdown(summary) + elicited_markdown(summary) + orders_markdown(summary)
         md += fidelity_markdown(summary)
         return md
 

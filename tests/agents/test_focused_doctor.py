@@ -1,0 +1,118 @@
+"""The focused doctor (agents.participants.focused): the complaint first, a running
+differential it keeps to itself, a checklist when it would repeat itself, a stop when
+settled, and the diagnosis from the summarised record as a ranked differential."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.cases.registry import load_cases
+from agents.consultation import ConsultationConfig
+from agents.llm.base import Output
+from agents.llm.scripted import ScriptedLLM
+from agents.participants import CastConfig
+from agents.participants.focused import CHECKLIST, FocusedDoctor, ranked
+from tests.helpers import consult, of, roles
+
+
+@pytest.fixture(scope="module")
+def case():
+    return load_cases("demo")[0][0]
+
+
+class Doctor:
+    """A doctor model that answers the focused doctor's two calls: the update (a working
+    differential with the given confidences, and ``next``) and the final differential."""
+
+    name = "fake-doctor"
+
+    def __init__(self, confidences=(50, 40), nxt=None, final=("Myocardial infarction", "Pericarditis", "GERD",
+                                                                "Aortic dissection", "Pneumonia")):
+        self.confidences, self.nxt, self.final, self.prompts = confidences, nxt, final, []
+
+    def generate(self, messages, params, ctx):
+        schema = json.loads(params.response_schema or "{}")
+        self.prompts.append((schema.get("properties", {}).keys(), [m.content for m in messages]))
+        if "next" in schema.get("properties", {}):
+            k = sum(1 for p in self.prompts if "next" in p[0])
+            nxt = self.nxt or {"action": "ask_patient", "text": f"Question number {k}?"}
+            out = {"differential": [{"diagnosis": "Myocardial infarction", "confidence": self.confidences[0]},
+                                    {"diagnosis": "Pericarditis", "confidence": self.confidences[1]}], "next": nxt}
+        else:
+            out = {"differential": [{"diagnosis": d, "confidence": 80 - 15 * i} for i, d in enumerate(self.final)]}
+        text = json.dumps(out)
+        return Output(text=text, model=self.name, prompt_tokens=1, prompt_tokens_evaluated=1, completion_tokens=1,
+                      latency_s=0.0)
+
+
+def run(case, doctor, max_turns=8):
+    scripted = ScriptedLLM({case.id: case})
+    return consult(case, roles(scripted, doctor=doctor), cast=CastConfig(doctor_strategy="focused", max_turns=max_turns),
+                   rules=ConsultationConfig(max_turns=max_turns))
+
+
+def test_the_complaint_first_then_the_differential_chooses_and_is_never_told_to_the_patient(case):
+    doc = Doctor()
+    row, events = run(case, doc)
+    asked = [e["text"] for e in of(events, "utterance", speaker="doctor")]
+    assert asked[0] == CHECKLIST[0] and asked[1] == "Question number 1?"
+    working = of(events, "differential", final=False)
+    assert working and working[0]["items"][0] == {"diagnosis": "Myocardial infarction", "confidence": 0.5}
+    for e in of(events, "llm_call", role="patient"):  # nothing of the working differential reaches the patient
+        assert "Pericarditis" not in json.dumps(e["messages"])
+    assert not any("Pericarditis" in e["text"] for e in of(events, "utterance", speaker="patient"))
+
+
+def test_the_diagnosis_is_a_ranked_differential_from_the_record_not_the_dialogue(case):
+    doc = Doctor()
+    row, events = run(case, doc)
+    final = of(events, "differential", final=True)
+    assert len(final) == 1 and [i["diagnosis"] for i in final[0]["items"]][:2] == ["Myocardial infarction", "Pericarditis"]
+    assert final[0]["items"][0]["confidence"] == 0.8 and row["diagnosis"] == "Myocardial infarction"
+    _, last = doc.prompts[-1]
+    assert len(last) == 1 and "What the patient reports:" in last[0] and "Test results:" in last[0]
+    first_answer = of(events, "utterance", speaker="patient")[0]["text"]
+    assert first_answer.split(".")[0] in last[0]  # the patient's answer is in the record...
+    assert '"action"' not in last[0] and "Question number" in last[0]  # ...with its question, not the raw turns
+
+
+def test_a_settled_differential_stops_early_and_an_open_one_uses_the_budget(case):
+    _, settled = run(case, Doctor(confidences=(95, 10)), max_turns=10)
+    _, open_ = run(case, Doctor(confidences=(50, 45)), max_turns=10)
+    t_settled = of(settled, "diagnosis")[0]["turn"]
+    assert t_settled < 10 and t_settled >= 5  # after 4 things learned (and the protocol's minimum)
+    assert of(open_, "diagnosis")[0]["turn"] == 10
+
+
+def test_a_repeated_question_is_replaced_by_the_next_checklist_item(case):
+    doc = Doctor(nxt={"action": "ask_patient", "text": CHECKLIST[0]})  # the model asks the opening again and again
+    _, events = run(case, doc, max_turns=5)
+    asked = [e["text"] for e in of(events, "utterance", speaker="doctor")][:4]
+    assert asked == list(CHECKLIST[:4])
+    assert [e["rule"] for e in of(events, "route")][1:3] == ["focused_checklist", "focused_checklist"]
+
+
+def test_a_final_answer_that_names_no_condition_falls_back_to_the_running_differential(case):
+    doc = Doctor(final=("Chest pain", "Tachycardia"))  # findings, not conditions
+    row, events = run(case, doc, max_turns=4)
+    assert row["diagnosis"] == "Myocardial infarction"
+    assert of(events, "route")[-1]["rule"] == "focused_working"
+
+
+def test_ranked_drops_non_conditions_and_repeats_and_clips_confidence():
+    got = ranked({"differential": [{"diagnosis": "Pneumonia", "confidence": 130}, {"diagnosis": "pneumonia",
+                                                                                     "confidence": 20},
+                                   {"diagnosis": "Fever", "confidence": 50}, {"diagnosis": "Asthma"}]})
+    assert got == [("Pneumonia", 1.0), ("Asthma", None)]
+    assert ranked(None) == [] and ranked({"differential": "x"}) == []
+
+
+def test_the_scripted_oracle_plays_it_through_a_whole_run(case):
+    row, events = run(case, ScriptedLLM({case.id: case}), max_turns=12)
+    assert row["status"] == "diagnosed" and len(of(events, "differential", final=True)[0]["items"]) == 5
+
+
+def test_it_needs_its_case():
+    with pytest.raises(ValueError, match="needs its case"):
+        FocusedDoctor(role="doctor", llm=None, system="", params=None, case_id="x", sink=None)  # type: ignore[arg-type]
