@@ -99,6 +99,17 @@ def group_votes(diagnoses: Sequence[str]) -> list[dict[str, Any]]:
     return groups
 
 
+def _led_by(final: str, differential: Sequence[tuple[str, float | None]]) -> tuple[tuple[str, float | None], ...]:
+    """The doctor's differential with the strategy's answer first: its own entry (and
+    confidence) when the differential holds it, else the answer with no confidence;
+    empty when the doctor gave none."""
+    if not differential:
+        return ()
+    same = [d for d in differential if normalise(d[0]) == normalise(final)]
+    head = (final, same[0][1]) if same else (final, None)
+    return (head, *(d for d in differential if normalise(d[0]) != normalise(final)))[:5]
+
+
 def _json(text: str) -> dict[str, Any]:
     try:
         obj = json.loads(text, strict=False)
@@ -156,7 +167,7 @@ class Deliberating:
                                          reason=f"{rule}'s answer {final!r} is not a condition's name: "
                                                 "the doctor's own diagnosis stands"))
             return turn
-        action = DoctorAction("diagnose", final, f"{rule}:{a.rule}")
+        action = DoctorAction("diagnose", final, f"{rule}:{a.rule}", differential=_led_by(final, a.differential))
         spoken = say(action)
         return Turn(text=json.dumps({"action": "diagnose", "text": final}) if doctor.mode == "structured"
                     else f"DIAGNOSIS READY: {final}", action=action, spoken=spoken, source=turn.source)
@@ -177,6 +188,11 @@ class Deliberating:
 
     @staticmethod
     def _base(doctor: LLMDoctor) -> list[Message]:
+        """What a strategy reads: the doctor's conversation, or the record a doctor keeps
+        instead (the focused doctor's summarised record)."""
+        record = getattr(doctor, "record_messages", None)
+        if callable(record):
+            return list(record())
         return [Message("system", doctor.system), *doctor.history]
 
     @staticmethod

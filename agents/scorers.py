@@ -10,16 +10,17 @@ scorers follow the same :class:`Scorer` protocol: OSCE's rubric judge
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
 from agents.cases.model import Case
 from agents.events import EventSink, Scored
-from agents.judge import JudgeUnparsed, judge_diagnosis
+from agents.judge import JudgeUnparsed, Verdict, judge_diagnosis
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 
-__all__ = ["Transcript", "TranscriptError", "Score", "Scorer", "DiagnosisScorer", "score_case"]
+__all__ = ["Transcript", "TranscriptError", "Score", "Scorer", "DiagnosisScorer", "Verdicts", "score_case"]
 
 
 class TranscriptError(ValueError):
@@ -72,23 +73,47 @@ class Scorer(Protocol):
     def __call__(self, case: Case, transcript: Transcript, sink: EventSink) -> Score: ...
 
 
+class Verdicts:
+    """The judge's decisions of a run, by (case, diagnosis, truth): scorers that judge
+    the same answer (the diagnosis scorer, and the differential's first item) share one
+    decision, logged once, so top-1 is the accuracy and the judge is not asked twice."""
+
+    def __init__(self) -> None:
+        self._got: dict[tuple[str, str | None, str], Verdict] = {}
+        self._lock = threading.Lock()
+
+    def judge(self, case: Case, diagnosis: str | None, judge: LLM, params: GenerateParams, policy: RetryPolicy,
+              turn: int, sink: EventSink) -> Verdict:
+        key = (case.id, diagnosis, case.diagnosis)
+        with self._lock:
+            got = self._got.get(key)
+        if got is not None:
+            return got
+        v = judge_diagnosis(diagnosis, case.diagnosis, llm=judge, params=params, case_id=case.id, turn=turn,
+                            sink=sink, policy=policy)
+        with self._lock:
+            self._got[key] = v
+        return v
+
+
 class DiagnosisScorer:
     """Diagnosis accuracy: the judge's deterministic pre-check, then its model (whose
     calls and decision are logged). A failed or errored consultation is not scored:
-    it is never a wrong answer."""
+    it is never a wrong answer. ``verdicts``: decisions shared with other scorers."""
 
     name = "diagnosis"
 
     def __init__(self, judge: LLM, params: GenerateParams = GenerateParams(temperature=0.0, max_tokens=60),
-                 policy: RetryPolicy = RetryPolicy()):
+                 policy: RetryPolicy = RetryPolicy(), verdicts: Verdicts | None = None):
         self.judge, self.params, self.policy = judge, params, policy
+        self.verdicts = verdicts or Verdicts()
 
     def __call__(self, case: Case, transcript: Transcript, sink: EventSink) -> Score:
         if transcript.status in ("error", "failed"):
             return Score(self.name, None, {"skipped": f"consultation {transcript.status}"})
         try:
-            v = judge_diagnosis(transcript.diagnosis, case.diagnosis, llm=self.judge, params=self.params,
-                                case_id=case.id, turn=transcript.turns, sink=sink, policy=self.policy)
+            v = self.verdicts.judge(case, transcript.diagnosis, self.judge, self.params, self.policy,
+                                    transcript.turns, sink)
         except (LLMError, JudgeUnparsed) as e:
             return Score(self.name, None, {}, error=f"judge failed: {e}")
         return Score(self.name, bool(v.correct), {"method": v.method, "rule": v.rule, "rationale": v.rationale,

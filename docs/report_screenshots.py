@@ -6,7 +6,7 @@ it also draws ``compare-html.png``: the page `medsim compare RUN_A RUN_B` writes
 (docs/outputs.md's is from two real runs of the embedded model: the memory experiment's
 "off" and "frozen" arms).
 
-    .venv/bin/python docs/report_screenshots.py [--out docs] [--compare RUN_A RUN_B]
+    .venv/bin/python docs/report_screenshots.py [--out docs] [--compare RUN_A RUN_B] [--measures RUN]
 """
 from __future__ import annotations
 
@@ -51,6 +51,21 @@ def shoot(out: Path) -> list[Path]:
     return shots
 
 
+def shoot_measures(out: Path, run: str) -> Path:
+    """The measures section of RUN's report.html (top-k, the reliability diagram,
+    information elicited, tests ordered): ``report-measures.png``. docs/outputs.md's is
+    from a real run of the embedded model with the focused doctor."""
+    shot = out / "report-measures.png"
+    page = Path(run) / "report.html"
+    if not page.is_file():
+        raise SystemExit(f"{page}: no report (run `medsim bench ... --out {run}` first)")
+    with chromium(WIDTH, 1500) as browser:
+        browser.get(page.resolve().as_uri() + "#measures")
+        browser.execute_script("document.getElementById('measures').scrollIntoView()")
+        browser.save_screenshot(str(shot))
+    return shot
+
+
 def shoot_compare(out: Path, run_a: str, run_b: str) -> Path:
     """compare.html of two runs, written to a temporary folder and shot from a file URL
     (the page is self-contained)."""
@@ -70,7 +85,11 @@ if __name__ == "__main__":
     ap.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
                     help="also draw compare-html.png from these two runs (default: not drawn)")
     ap.add_argument("--only-compare", action="store_true", help="draw compare-html.png alone")
+    ap.add_argument("--measures", metavar="RUN", help="draw report-measures.png alone, from RUN's report.html")
     a = ap.parse_args()
+    if a.measures:
+        print(shoot_measures(a.out, a.measures))
+        raise SystemExit(0)
     if not a.only_compare:
         for p in shoot(a.out):
             print(p)

@@ -32,6 +32,7 @@ from markupsafe import Markup, escape
 
 from agents.events import expand_prompts
 from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
+from medsim.measures_html import measures_context
 from agents.image_file import read_image_bytes
 from agents.results import read_results, summarise
 from agents.secrets import scrub_secrets
@@ -595,7 +596,13 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
                       "tokens": (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0)})
 
     header = header or {}
-    html = render_page("report.html.j2", title=title, run=run, spec=spec, command=run_command(run) or run_command(header),
+    try:
+        plt = pyplot() if rows else None
+    except ImportError:  # no matplotlib: the tables still stand
+        plt = None
+    measures = measures_context(rows, lambda fig: Plot("Reliability diagram", "top-1 confidence against the share "
+                                                       "right, per bin", fig_uri(fig)), plt)
+    html = render_page("report.html.j2", measures=measures, title=title, run=run, spec=spec, command=run_command(run) or run_command(header),
                    started=run.get("started") or header.get("started"), case_file=_case_file(run, header),
                    models=models or header.get("models") or {}, rescored_from=links_to is not None,
                    model_sha256=run.get("model_sha256") or header.get("model_sha256") or {},

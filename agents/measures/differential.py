@@ -16,11 +16,11 @@ from typing import Any, Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.events import EventSink
-from agents.judge import JudgeUnparsed, judge_diagnosis
+from agents.judge import JudgeUnparsed
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.measures.calibration import BINS, bootstrap_interval, brier, ece, reliability_bins
-from agents.scorers import Score, Transcript
+from agents.scorers import Score, Transcript, Verdicts
 from agents.stats import wilson_interval
 
 __all__ = ["DifferentialScorer", "final_differential", "differential_row", "differential_summary",
@@ -52,8 +52,9 @@ class DifferentialScorer:
     name = "differential"
 
     def __init__(self, judge: LLM, params: GenerateParams = GenerateParams(temperature=0.0, max_tokens=60),
-                 policy: RetryPolicy = RetryPolicy(), depth: int = max(TOP_K)):
+                 policy: RetryPolicy = RetryPolicy(), depth: int = max(TOP_K), verdicts: Verdicts | None = None):
         self.judge, self.params, self.policy, self.depth = judge, params, policy, depth
+        self.verdicts = verdicts or Verdicts()  # shared with the diagnosis scorer: its top-1 is that decision
 
     def __call__(self, case: Case, transcript: Transcript, sink: EventSink) -> Score:
         if transcript.status in ("error", "failed"):
@@ -65,8 +66,7 @@ class DifferentialScorer:
             entry: dict[str, Any] = {"diagnosis": dx, "confidence": conf, "correct": None}
             if rank is None:
                 try:
-                    v = judge_diagnosis(dx, case.diagnosis, llm=self.judge, params=self.params, case_id=case.id,
-                                        turn=transcript.turns, sink=sink, policy=self.policy)
+                    v = self.verdicts.judge(case, dx, self.judge, self.params, self.policy, transcript.turns, sink)
                 except (LLMError, JudgeUnparsed) as e:
                     return Score(self.name, None, {"items": judged}, error=f"judge failed: {e}")
                 entry["correct"], entry["method"] = bool(v.correct), v.method

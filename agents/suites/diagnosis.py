@@ -29,7 +29,7 @@ from agents.measures.ordered import OrdersScorer, orders_markdown, orders_row, o
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig, HumanParticipant, llm_cast
 from agents.results import case_row, summarise
-from agents.scorers import DiagnosisScorer, Scorer
+from agents.scorers import DiagnosisScorer, Scorer, Verdicts
 from agents.settings import SpecError
 from agents.suites.automedic import AutomedicConsultation, automedic_cast
 from agents.suites.care import CareScorer, McqScorer, care_markdown, care_summary
@@ -95,11 +95,12 @@ def _suite_blocks(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 MEASURE_ROWS = (("differential", differential_row), ("elicited", elicited_row), ("orders", orders_row))
 
 
-def measure_scorers(plan: CellPlan) -> list[Scorer]:
-    """The differential (judged by the run's judge), information elicited and tests
-    ordered scorers of a consultation cell."""
-    return [DifferentialScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge")), ElicitationScorer(),
-            OrdersScorer()]
+def measure_scorers(plan: CellPlan, verdicts: Verdicts | None = None) -> list[Scorer]:
+    """The differential (judged by the run's judge; ``verdicts``: the decisions it shares
+    with the diagnosis scorer), information elicited and tests ordered scorers of a
+    consultation cell."""
+    return [DifferentialScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge"), verdicts=verdicts),
+            ElicitationScorer(), OrdersScorer()]
 
 
 def consultation_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -163,8 +164,9 @@ class ConsultationSuite(Suite):
         return cast
 
     def scorers(self, plan: CellPlan) -> list[Scorer]:
-        return [DiagnosisScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge")), fidelity_scorer(plan),
-                *measure_scorers(plan)]
+        verdicts = Verdicts()
+        return [DiagnosisScorer(plan.llms["judge"], plan.params("judge"), plan.retry("judge"), verdicts),
+                fidelity_scorer(plan), *measure_scorers(plan, verdicts)]
 
     # -- results -------------------------------------------------------------------------
     def row(self, unit: Unit, events: Sequence[Mapping[str, Any]], *, seed: int, condition: str, events_file: str,

@@ -34,7 +34,14 @@ class Doctor:
     def generate(self, messages, params, ctx):
         schema = json.loads(params.response_schema or "{}")
         self.prompts.append((schema.get("properties", {}).keys(), [m.content for m in messages]))
-        if "next" in schema.get("properties", {}):
+        props = schema.get("properties", {})
+        if "action" in props and props["action"].get("enum") == ["diagnose"]:  # a strategy's final answer
+            return Output(text=json.dumps({"action": "diagnose", "text": "Pericarditis"}), model=self.name,
+                          prompt_tokens=1, prompt_tokens_evaluated=1, completion_tokens=1, latency_s=0.0)
+        if not props and not schema.get("anyOf"):  # reasoning (chain of thought)
+            return Output(text="The pain is pleuritic.", model=self.name, prompt_tokens=1, prompt_tokens_evaluated=1,
+                          completion_tokens=1, latency_s=0.0)
+        if "next" in props:
             k = sum(1 for p in self.prompts if "next" in p[0])
             nxt = self.nxt or {"action": "ask_patient", "text": f"Question number {k}?"}
             out = {"differential": [{"diagnosis": "Myocardial infarction", "confidence": self.confidences[0]},
@@ -116,3 +123,27 @@ def test_the_scripted_oracle_plays_it_through_a_whole_run(case):
 def test_it_needs_its_case():
     with pytest.raises(ValueError, match="needs its case"):
         FocusedDoctor(role="doctor", llm=None, system="", params=None, case_id="x", sink=None)  # type: ignore[arg-type]
+
+
+def test_chain_of_thought_and_the_panel_read_the_record_and_keep_the_differential(case):
+    from agents.deliberation import DeliberationConfig, Deliberating
+    from agents.events import DictSink
+    from agents.participants import llm_cast
+    from agents.consultation import run_consultation
+
+    doc = Doctor()
+    scripted = ScriptedLLM({case.id: case})
+    for cfg in (DeliberationConfig(cot=True), DeliberationConfig(panel="roles")):
+        sink = DictSink()
+        cast = dict(llm_cast(case, roles(scripted, doctor=doc), CastConfig(doctor_strategy="focused", max_turns=5), sink))
+        cast["doctor"] = Deliberating(cast["doctor"], case, sink, cfg)
+        doc.prompts.clear()
+        run_consultation(case, cast, ConsultationConfig(max_turns=5), sink)
+        after = [msgs for keys, msgs in doc.prompts if "differential" not in keys]  # the strategy's own calls
+        assert after and all(msgs[0].startswith("You are Dr. Reyes, a doctor reading a patient's record")
+                             and "What the patient reports:" in msgs[0] and len(msgs) >= 2 for msgs in after)
+        final = of(sink.events, "differential", final=True)
+        dx = of(sink.events, "diagnosis")[0]["diagnosis"]
+        assert dx == "Pericarditis"  # the strategy's answer, moved to the head of the doctor's differential
+        assert [i["diagnosis"] for i in final[0]["items"]][:2] == ["Pericarditis", "Myocardial infarction"]
+        assert final[0]["items"][0]["confidence"] == 0.65 and len(final[0]["items"]) == 5

@@ -214,3 +214,17 @@ def test_the_scorer_adds_the_cost_and_the_summary_averages_with_n():
     t = orders_summary([{"orders": row}, {"orders": {**row, "f1": None, "precision": None}}])["orders"]
     assert t["f1_n"] == 1 and t["precision_n"] == 1 and t["recall_n"] == 2 and not math.isnan(t["mean_cost"])
     assert OrdersScorer()(CASE, log(static=True), DictSink()).value is None
+
+
+def test_ece_weights_each_bin_by_its_cases():
+    pairs = [(0.75, True), (0.75, True), (0.75, False), (0.75, False), (0.15, True)]
+    # bin 0.7: 4 cases, half right at 0.75 stated (0.25 off); bin 0.1: 1 case, right at 0.15 (0.85 off)
+    assert ece(pairs) == pytest.approx(4 / 5 * 0.25 + 1 / 5 * 0.85)
+
+
+def test_a_fact_needs_half_its_concepts_in_one_answer():
+    # "Crushing chest pain for two hours": crush, chest, pain; "my back aches" shares one of three
+    partial = ElicitationScorer()(CASE, log(said("My back aches a bit.")), DictSink())
+    assert partial.details["categories"]["history"]["reached"] == 0
+    whole = ElicitationScorer()(CASE, log(said("A crushing pain in my chest.")), DictSink())
+    assert whole.details["categories"]["history"]["reached"] == 1

@@ -305,3 +305,21 @@ def test_view_command_stops_cleanly_on_sigterm(tmp_path):
             p.kill()
             raise
     assert code == 0 and "Traceback" not in p.stderr.read()
+
+
+def test_the_measures_section_shows_top_k_and_a_reliability_diagram_when_confidences_were_given(tmp_path):
+    from medsim.cli import main
+
+    assert main(["bench", "--cases", "demo", "--llm", "scripted", "--limit", "4", "--doctor-strategy", "focused",
+                 "--no-progress", "--out", str(tmp_path / "f")]) == 0
+    page = (tmp_path / "f" / "report.html").read_text()
+    section = page[page.index('<section id="measures">'):]
+    section = section[: section.index("</section>")]
+    assert "top-5" in section and "Brier (top-1 confidence, n=4)" in section
+    assert 'alt="top-1 confidence against the share right, per bin"' in section
+    assert "Information elicited" in section and "Tests ordered" in section
+    # a doctor that gives one diagnosis: top-k, no confidence, no diagram
+    assert main(["bench", "--cases", "demo", "--llm", "scripted", "--limit", "4", "--no-progress", "--out",
+                 str(tmp_path / "t")]) == 0
+    plain = (tmp_path / "t" / "report.html").read_text()
+    assert "no confidence was given: no calibration" in plain and "Reliability diagram" not in plain

@@ -80,6 +80,9 @@ def test_flags_override_the_file(tmp_path):
     ('[protocol]\nmax_turns = 0', "protocol.max_turns: must be at least 1"),
     ('[protocol]\nmin_gathering = "3"', "protocol.min_gathering: expected an integer"),
     ('[protocol]\nguards = "yes"', "protocol.guards: expected true or false"),
+    ('[protocol]\ndoctor_strategy = "focussed"', "protocol.doctor_strategy: must be one of turns, focused"),
+    ('[protocol]\ndoctor_strategy = "focused"\ndoctor_mode = "markers"',
+     "protocol.doctor_strategy: the focused doctor acts in structured turns"),
     ('[roles.doctor]\nbackend = "bogus"', "roles.doctor.backend: unknown backend 'bogus'"),
     ('[roles.judge]\nbackend = "openai:http://localhost:8000/v1"', "roles.judge.backend: 'openai:http://localhost:8000/v1' needs a model name"),
     ('[roles.judge]\nbackend = "openai:http://u:sk-123@host/v1"\nmodel = "m"', "credentials"),
@@ -129,6 +132,15 @@ def test_server_doctors_default_to_markers_and_say_so():
     s = build_spec(None, {"roles.doctor.backend": "openai:http://127.0.0.1:1/v1", "model": "m"})
     assert s.protocol.doctor_mode == "markers" and s.roles["patient"].backend == "scripted"
     assert s.roles["doctor"].model == "m"
+
+
+def test_the_doctor_strategy_is_named_only_when_it_is_not_the_default():
+    assert "doctor_strategy" not in build_spec(None, {}).protocol.to_dict()  # old runs keep their identity
+    assert build_spec(None, {"protocol.doctor_strategy": "turns"}).protocol.doctor_strategy is None
+    s = build_spec(None, {"protocol.doctor_strategy": "focused", "roles.doctor.backend": "openai:http://127.0.0.1:1/v1",
+                          "model": "m"})
+    assert s.protocol.doctor_strategy == "focused" and s.protocol.doctor_mode == "structured"  # not markers
+    assert s.protocol.to_dict()["doctor_strategy"] == "focused"
 
 
 def test_the_run_spec_page_example_is_valid(tmp_path):
