@@ -593,6 +593,32 @@ _NORMAL_KEY = re.compile(r"\b(?:normal|physiologic(?:al)?|healthy|no\s+(?:diseas
 _UNSURE_LINKS = {"probably", "likely", "possibly"}
 
 
+_INITIAL_SKIP = {"of", "the", "and", "with", "to", "due", "in", "a", "an", "or", "on"}
+
+
+def _initials(text: str) -> set[str]:
+    """The initialisms a name's own words spell: each word's first letter, with and
+    without the little words ("of", "the", ...), hyphenated parts counted as words too
+    ("Gastro-esophageal reflux disease": GERD and GRD)."""
+    plain = re.sub(r"\([^)]*\)", " ", text)
+    out: set[str] = set()
+    for split in (r"[\s/]+", r"[\s/\-]+"):
+        words = [w for w in re.split(split, plain.lower()) if re.match(r"[a-z0-9]", w)]
+        for keep in (words, [w for w in words if w not in _INITIAL_SKIP]):
+            if len(keep) >= 2:
+                out.add("".join(w[0] for w in keep))
+    return out
+
+
+def initialism_of(short: str, name: str) -> bool:
+    """Whether ``short`` (one token of 2-7 letters, written as an initialism: capitals)
+    is the initialism of ``name``'s own words ("SLE" of "Systemic lupus erythematosus")."""
+    s = short.strip().strip(".")
+    if not re.fullmatch(r"[A-Z][A-Za-z]{1,6}", s) or sum(ch.isupper() for ch in s) < 2 or len(name.split()) < 2:
+        return False
+    return s.lower() in _initials(name)
+
+
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
     """Decide the clear cases without a model: no diagnosis, a question, a list, a
     negation or a sibling is wrong; the key (ignoring case, punctuation, spelling,
@@ -625,6 +651,9 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     if any(normalise(dx) == normalise(a) for a in aliases) or _equal(dx, truth, expand=True):
         return Verdict(True, "precheck", "abbreviation",
                        f"'{short}' is '{truth}' written with an abbreviation or synonym")
+    if initialism_of(dx, main) or initialism_of(main, dx):
+        return Verdict(True, "precheck", "initialism", f"'{short}' and '{truth}': one is the initialism of the "
+                       "other's words")
 
     head_clause, clauses = _head(dx)
     if head_clause is None:  # defensive: not_a_diagnosis already rejects an all-negated text
@@ -673,14 +702,15 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
 # --------------------------------------------------------------------------- the model judge
 RELATIONS = {"same": True, "more_specific": True, "broader": False, "sibling": False, "different": False,
              "not_one_diagnosis": False}
-# the judge's structured reply: a bounded enum and a short reason keep a small model's JSON valid
+# the judge's structured reply: a short reason, then the relation (the verdict follows the reasoning,
+# so it cannot contradict it); a bounded enum and a short reason keep a small model's JSON valid
 JUDGE_SCHEMA = {
     "type": "object",
     "properties": {
-        "relation": {"type": "string", "enum": list(RELATIONS)},
         "why": {"type": "string", "maxLength": 80},
+        "relation": {"type": "string", "enum": list(RELATIONS)},
     },
-    "required": ["relation", "why"],
+    "required": ["why", "relation"],
     "additionalProperties": False,
 }
 REPLY_FORMATS = ("text", "json")
@@ -787,7 +817,7 @@ def judge_diagnosis(
         if reply_format == "json":
             params = dataclasses.replace(params, response_schema=json.dumps(JUDGE_SCHEMA, sort_keys=True),
                                          max_tokens=max(params.max_tokens, _JSON_MIN_TOKENS))
-            nudge = 'Please reply with the JSON object only, e.g. {"relation": "same", "why": "..."}.'
+            nudge = 'Please reply with the JSON object only, e.g. {"why": "...", "relation": "same"}.'
         verdict, rule, reply = None, "unparsed", ""
         for _ in range(attempts):
             out = generate_logged(llm, messages, params, CallContext("judge", case_id, turn), sink, policy)

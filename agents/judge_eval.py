@@ -22,6 +22,7 @@ __all__ = ["KINDS", "JudgePair", "PairResult", "Totals", "JudgeEvaluation", "Pai
 KINDS = ("exact", "spelling", "synonym", "abbreviation", "more_specific", "hedge", "sibling", "broader", "negated",
          "hedged_list", "non_answer", "different")
 SHIPPED = "judge_pairs.jsonl"
+SPLITS = ("", "tuning", "held_out")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,9 @@ class JudgePair:
     label: bool | None  # None: an unlabelled pair (judged, not scored)
     kind: str = ""
     line: int = 0
+    # "held_out": kept apart from what the pre-check's tables and the judge's prompt are tuned
+    # on (the agreement on it is the one to quote); "" is the tuning part
+    split: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,12 +93,13 @@ class JudgeEvaluation:
     results: tuple[PairResult, ...]
     totals: Totals
     by_kind: dict[str, Totals] = field(default_factory=dict)
+    by_split: dict[str, Totals] = field(default_factory=dict)  # "tuning" and "held_out" (when the set has one)
 
     def rows(self) -> list[dict]:
         """One flat row per pair (ready for a DataFrame or a JSONL file)."""
         return [{"line": r.pair.line, "kind": r.pair.kind, "truth": r.pair.truth, "diagnosis": r.pair.diagnosis,
                  "label": r.pair.label, "correct": r.verdict.correct, "method": r.verdict.method,
-                 "rule": r.verdict.rule, "outcome": r.outcome} for r in self.results]
+                 "rule": r.verdict.rule, "outcome": r.outcome, "split": r.pair.split or "tuning"} for r in self.results]
 
 
 class PairsError(ValueError):
@@ -138,7 +143,10 @@ def _parse_pairs(lines: Iterable[bytes], source: str) -> list[JudgePair]:
             raise PairsError(f"{where}: field 'kind' must be a string, got {kind!r}")
         if kind and kind not in KINDS:
             raise PairsError(f"{where}: field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
-        pairs.append(JudgePair(row["truth"], row["diagnosis"], row.get("label"), kind, no))
+        split = row.get("split", "")
+        if split not in SPLITS:
+            raise PairsError(f"{where}: field 'split' must be one of {', '.join(repr(x) for x in SPLITS)}, got {split!r}")
+        pairs.append(JudgePair(row["truth"], row["diagnosis"], row.get("label"), kind, no, split))
     return pairs
 
 
@@ -166,7 +174,10 @@ def evaluate(pairs: Iterable[JudgePair], judge: Callable[[str, str], Verdict]) -
     results = tuple(PairResult(p, judge(p.diagnosis, p.truth)) for p in pairs)
     kinds = sorted({r.pair.kind for r in results}, key=lambda k: (KINDS.index(k) if k in KINDS else len(KINDS), k))
     by_kind = {k: _totals(r for r in results if r.pair.kind == k) for k in kinds}
-    return JudgeEvaluation(results, _totals(results), by_kind)
+    splits = {r.pair.split or "tuning" for r in results}
+    by_split = ({s: _totals(r for r in results if (r.pair.split or "tuning") == s) for s in ("tuning", "held_out")
+                 if s in splits} if "held_out" in splits else {})
+    return JudgeEvaluation(results, _totals(results), by_kind, by_split)
 
 
 def format_evaluation(ev: JudgeEvaluation, title: str = "") -> str:
@@ -179,6 +190,7 @@ def format_evaluation(ev: JudgeEvaluation, title: str = "") -> str:
     out = [title] if title else []
     out.append(f"{'kind':<16} {'n':>4} {'agree':>6} {'agreement':>9} {'FP':>4} {'FN':>4} {'undecided':>9}")
     out.append(line("all", ev.totals))
+    out += [line(f"split {k}", t) for k, t in ev.by_split.items()]
     out += [line(k or "(none)", t) for k, t in ev.by_kind.items()]
     unlabelled = [r for r in ev.results if r.pair.label is None]
     if unlabelled:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from agents.measures.gap import OracleGap, oracle_gaps
 from agents.stats import paired_difference_interval
 
 __all__ = ["MeasureRow", "OracleGap", "measure_rows", "oracle_gaps", "is_static", "measures_markdown",
@@ -37,22 +38,6 @@ class MeasureRow:
     difference: float | None
     ci95: tuple[float, float] | None
     method: str
-
-
-@dataclass(frozen=True)
-class OracleGap:
-    """How much of the gap between the baseline (A) and the full-information run (S) the
-    run closes."""
-
-    run: str
-    oracle: str
-    n: int
-    accuracy_base: float | None
-    accuracy_run: float | None
-    accuracy_oracle: float | None
-    share: float | None  # (run - base) / (oracle - base); None when the gap is zero
-    ci95: tuple[float, float] | None
-    degenerate_draws: int  # bootstrap draws with no gap, left out
 
 
 def is_static(spec: Mapping[str, Any]) -> bool:
@@ -114,47 +99,6 @@ def measure_rows(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -
         ba = sum((ca - (ra == 1)) ** 2 for ca, ra, _, _ in conf) / n  # type: ignore[operator]
         bb = sum((cb - (rb == 1)) ** 2 for _, _, cb, rb in conf) / n  # type: ignore[operator]
         out.append(MeasureRow("Brier (top-1)", n, ba, bb, bb - ba, None, "cells with a confidence in both runs"))
-    return out
-
-
-def _acc(rows: Sequence[Mapping[str, Any]]) -> float:
-    return sum(1 for r in rows if r.get("correct")) / len(rows)
-
-
-def oracle_gaps(labels: Sequence[str], cells: Sequence[Mapping[Any, Mapping[str, Any]]], static: Sequence[bool],
-                scored: Callable[[Mapping[str, Any]], bool], seed: int = 0) -> list[OracleGap]:
-    """The oracle gap of each run (but the baseline, the first, and the static ones)
-    against each static run; ``cells[i]`` the cells of run ``labels[i]`` by key."""
-    out: list[OracleGap] = []
-    base = cells[0]
-    for s, oracle in enumerate(cells):
-        if s == 0 or not static[s]:
-            continue
-        for i, run in enumerate(cells):
-            if i in (0, s) or static[i]:
-                continue
-            keys = [k for k in base if k in run and k in oracle and scored(base[k]) and scored(run[k])
-                    and scored(oracle[k])]
-            if not keys:
-                continue
-            rows = [(base[k], run[k], oracle[k]) for k in keys]
-            ab, ar, ao = (_acc([r[j] for r in rows]) for j in range(3))
-            share = (ar - ab) / (ao - ab) if ao != ab else None
-            rng = random.Random(seed)
-            draws, degenerate = [], 0
-            n = len(rows)
-            for _ in range(_DRAWS):
-                pick = [rows[rng.randrange(n)] for _ in range(n)]
-                b_, r_, o_ = (_acc([p[j] for p in pick]) for j in range(3))
-                if o_ == b_:
-                    degenerate += 1
-                    continue
-                draws.append((r_ - b_) / (o_ - b_))
-            draws.sort()
-            ci = ((round(draws[int(0.025 * (len(draws) - 1))], 4), round(draws[int(0.975 * (len(draws) - 1))], 4))
-                  if len(draws) >= 2 else None)
-            out.append(OracleGap(labels[i], labels[s], n, ab, ar, ao, None if share is None else round(share, 4), ci,
-                                 degenerate))
     return out
 
 

@@ -24,6 +24,7 @@ from agents.events import EventSink
 from agents.fidelity.scorer import FidelityScorer, fidelity_markdown, fidelity_row, fidelity_summary
 from agents.llm.base import LLM
 from agents.measures.differential import DifferentialScorer, differential_markdown, differential_row, differential_summary
+from agents.measures.gap import condition_gaps, gaps_table
 from agents.measures.elicited import ElicitationScorer, elicited_markdown, elicited_row, elicited_summary
 from agents.measures.ordered import OrdersScorer, orders_markdown, orders_row, orders_summary
 from agents.llm.scripted import ScriptedLLM
@@ -247,6 +248,8 @@ class ConsultationSuite(Suite):
             table = condition_table(rows, names)
             md += ["", "## Conditions (in order; each compared with the one before it, paired by case)", ""]
             md += table_markdown(table)
+            static = [bool(spec.for_condition(c).protocol.static) for c in names]
+            md += gaps_table(condition_gaps(rows, names, static), next((c for c, s in zip(names, static) if not s), ""))
             if out is not None:
                 try:
                     write_chart(table, out / "conditions.png", title=spec.cases)

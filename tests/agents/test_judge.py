@@ -361,3 +361,44 @@ def test_an_insight_naming_the_distinctive_word_of_a_tumour_names_it():
     assert not names_condition("a malignant tumour of the skin", "Malignant melanoma")
     assert names_condition("an adenocarcinoma of the lung", "Lung adenocarcinoma")
     assert not names_condition("pulmonary causes of breathlessness", "Pulmonary embolism")
+
+
+@pytest.mark.parametrize("dx,truth,right", [
+    ("RLS", "Restless legs syndrome", True),
+    ("GBS", "Guillain-Barre syndrome", True),  # hyphenated parts are words
+    ("ToF", "Tetralogy of Fallot", True),  # the little words may be kept (or left out: "TF")
+    ("Restless legs syndrome", "RLS", True),  # either way round
+    ("MG", "Multiple sclerosis", False),
+    ("PSC", "Primary biliary cholangitis", False),
+    ("rls", "Restless legs syndrome", False),  # a word, not an initialism: left to the judge
+])
+def test_an_initialism_of_the_keys_own_words_is_the_key(dx, truth, right):
+    from agents.judge import precheck
+
+    from agents.judge import initialism_of
+
+    v = precheck(dx, truth)
+    assert (v.correct is True) == right and initialism_of(dx, truth) | initialism_of(truth, dx) == right, v
+
+
+def test_the_judge_gives_its_reason_before_its_verdict():
+    from agents.judge import JUDGE_SCHEMA
+
+    assert list(JUDGE_SCHEMA["properties"]) == ["why", "relation"] and JUDGE_SCHEMA["required"] == ["why", "relation"]
+
+
+def test_a_held_out_split_is_counted_apart(tmp_path):
+    from agents.judge_eval import PairsError, evaluate, load_pairs, shipped_pairs
+    from agents.judge import precheck
+
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"truth": "Gout", "diagnosis": "Gout", "label": true}\n'
+                 '{"truth": "Gout", "diagnosis": "Pseudogout", "label": true, "split": "held_out"}\n')
+    ev = evaluate(load_pairs(p), precheck)
+    assert ev.by_split["tuning"].agree == 1 and ev.by_split["held_out"].n == 1 and ev.by_split["held_out"].agree == 0
+    p.write_text('{"truth": "Gout", "diagnosis": "Gout", "label": true, "split": "test"}\n')
+    with pytest.raises(PairsError, match="field 'split'"):
+        load_pairs(p)
+    shipped = shipped_pairs()
+    held = [x for x in shipped if x.split == "held_out"]
+    assert len(held) >= 40 and len(shipped) - len(held) >= 150

@@ -85,3 +85,17 @@ def test_compare_runs_without_a_static_run_lists_no_gap():
     a = Run("a", None, None, rows([True, False]), {}, True)  # type: ignore[arg-type]
     b = Run("b", None, None, rows([False, False]), {"protocol": {"static": False}}, True)  # type: ignore[arg-type]
     assert compare_runs([a, b]).gaps == []
+
+
+def test_a_runs_own_conditions_close_the_gap_to_its_static_rung():
+    from agents.measures.gap import condition_gaps, gaps_table
+
+    def cond(name, correct):
+        return [{**r, "condition": name} for r in rows(correct)]
+
+    got = (cond("static", [True, True, True, True]) + cond("baseline", [False, False, False, False])
+           + cond("cot", [True, True, False, False]))
+    (g,) = condition_gaps(got, ["static", "baseline", "cot"], [True, False, False])
+    assert (g.run, g.oracle, g.n, g.share) == ("cot", "static", 4, 0.5)
+    assert "| cot | static | 4 | 0.0% | 50.0% | 100.0% | 50.0% |" in "\n".join(gaps_table([g], "baseline"))
+    assert condition_gaps(got, ["static", "baseline", "cot"], [False, False, False]) == []
