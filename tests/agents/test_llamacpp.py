@@ -57,3 +57,14 @@ def test_swap_mode_restores_each_roles_state(smol):
     again = swap.generate(a2, p, CallContext("patient", "c"))
     assert again.prompt_tokens_evaluated < again.prompt_tokens / 2
     swap.pool.close()
+
+
+def test_threads_follow_the_cores_the_process_may_use(monkeypatch):
+    import os
+
+    from agents.llm.llamacpp import LlamaPool, usable_cores
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {1}, raising=False)  # pinned: taskset -c 1
+    assert usable_cores() == 1 and LlamaPool().n_threads == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert LlamaPool().n_threads == 3 and LlamaPool(n_threads=2).n_threads == 2

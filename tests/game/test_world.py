@@ -273,3 +273,18 @@ def test_a_panel_meets_in_the_conference_room_before_the_diagnosis(tmp_path):
     i_dx = next(i for i, s in enumerate(said) if s.startswith("My diagnosis"))
     assert i_vote < i_dx  # the panel met before the diagnosis was announced (in the bubbles)
     assert w.finished[0]["status"] == "diagnosed"
+
+
+def test_a_shift_of_focused_doctors_diagnoses_every_patient(tmp_path):
+    from agents.participants import CastConfig
+
+    cases, _ = load_cases("demo")
+    llm = ScriptedLLM({c.id: c for c in cases})
+    llms = roles(llm)
+    w = World(load_map(small_hospital(tmp_path)), cases,
+              cast_builder(llms, CastConfig(doctor_strategy="focused", max_turns=8)), [DiagnosisScorer(llm)],
+              WorldConfig(doctors=2, patients=3))
+    w.reset(0)
+    w.run(dt=0.25, max_sim_s=20000)
+    s = w.stats()
+    assert w.done and s["seen"] == 3 and s["diagnosed"] == 3 and s["errors"] == 0
