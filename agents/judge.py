@@ -702,15 +702,17 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
 # --------------------------------------------------------------------------- the model judge
 RELATIONS = {"same": True, "more_specific": True, "broader": False, "sibling": False, "different": False,
              "not_one_diagnosis": False}
-# the judge's structured reply: a short reason, then the relation (the verdict follows the reasoning,
-# so it cannot contradict it); a bounded enum and a short reason keep a small model's JSON valid
+# the judge's structured reply: the relation, then a short reason (a bounded enum and a short reason
+# keep a small model's JSON valid; asked the other way round, the embedded model's reasons echoed the
+# prompt's "different condition" and agreement fell: benchmarks/judge_pairs.py). A reason that
+# contradicts the relation is read by :func:`explained`.
 JUDGE_SCHEMA = {
     "type": "object",
     "properties": {
-        "why": {"type": "string", "maxLength": 80},
         "relation": {"type": "string", "enum": list(RELATIONS)},
+        "why": {"type": "string", "maxLength": 80},
     },
-    "required": ["why", "relation"],
+    "required": ["relation", "why"],
     "additionalProperties": False,
 }
 REPLY_FORMATS = ("text", "json")
@@ -752,6 +754,41 @@ def _parse_json(text: str) -> tuple[bool | None, str]:
         if got is not None:
             return got, f"json_{m.group(1).lower()}"
     return None, "unparsed"
+
+
+_SAME_WHY = re.compile(r"\b(?:another name|other name|same (?:condition|disease|diagnosis|thing|entity)|"
+                       r"different names? for the same|(?:is|are) (?:a )?synonyms?|synonymous|also (?:called|known))\b",
+                       re.IGNORECASE)
+_NOT_SAME_WHY = re.compile(r"\b(?:not|never|no longer|isn't|aren't)\b[^.;]*\b(?:same|synonym|name|type|form|"
+                           r"subtype|kind)", re.IGNORECASE)
+_FORM_OF = re.compile(r"(.+?)\b(?:is|are)\s+(?:an?\s+|one\s+)?(?:specific\s+|particular\s+)?"
+                      r"(?:subtype|type|form|kind|variant|cause|manifestation)\s+of\s+(.+)", re.IGNORECASE)
+
+
+def explained(why: str, diagnosis: str, truth: str) -> bool | None:
+    """What the judge's own reason says when it contradicts its relation: True when it
+    says the two are one condition ("another name", "the same condition") or that the
+    doctor's diagnosis is a form of the key ("X is a subtype of Y", X naming the
+    diagnosis and Y the key); None when it says neither (or negates it)."""
+    text = " ".join(why.split())
+    if not text or _NOT_SAME_WHY.search(text):
+        return None
+    if _SAME_WHY.search(text):
+        return True
+    m = _FORM_OF.search(text)
+    if m and names_condition(m.group(1), diagnosis) and names_condition(m.group(2), truth) \
+            and not names_condition(m.group(1), truth):
+        return True
+    return None
+
+
+def _reason(reply: str) -> str:
+    try:
+        obj = json.loads(reply)
+    except ValueError:
+        m = re.search(r'"why"\s*:\s*"([^"]*)', reply)
+        return m.group(1) if m else ""
+    return str(obj.get("why") or "") if isinstance(obj, dict) else ""
 
 
 def parse_verdict(reply: str) -> tuple[bool | None, str]:
@@ -817,12 +854,14 @@ def judge_diagnosis(
         if reply_format == "json":
             params = dataclasses.replace(params, response_schema=json.dumps(JUDGE_SCHEMA, sort_keys=True),
                                          max_tokens=max(params.max_tokens, _JSON_MIN_TOKENS))
-            nudge = 'Please reply with the JSON object only, e.g. {"why": "...", "relation": "same"}.'
+            nudge = 'Please reply with the JSON object only, e.g. {"relation": "same", "why": "..."}.'
         verdict, rule, reply = None, "unparsed", ""
         for _ in range(attempts):
             out = generate_logged(llm, messages, params, CallContext("judge", case_id, turn), sink, policy)
             reply = out.text.strip()
             verdict, rule = parse_verdict(reply)
+            if verdict is False and explained(_reason(reply), diagnosis, truth):
+                verdict, rule = True, f"{rule}_reason"  # its own reason says right: the relation contradicts it
             if verdict is not None:
                 break
             messages = messages + [Message("assistant", reply), Message("user", nudge)]

@@ -7,7 +7,10 @@ the share of the gap to the static run that each closes (when one of the runs is
     .venv/bin/python benchmarks/measures_table.py LABEL=RUN_DIR [LABEL=RUN_DIR ...]
 
 A run directory may be a re-scoring (``RUN/scores/LABEL``). Every figure is read from the
-rows' blocks (``agents.measures``); the judge and the checker are named under the table.
+rows' blocks (``agents.measures``); the judge and the checker are named under the table. A
+run scored before the measures existed gets the two deterministic ones (information
+elicited, tests ordered) computed here from its event logs, and a differential of one
+(its diagnosis) for top-k; it has no confidence, so no Brier score.
 """
 from __future__ import annotations
 
@@ -17,7 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agents.cases.registry import load_cases  # noqa: E402
+from agents.events import DictSink, read_events  # noqa: E402
+from agents.measures.elicited import ElicitationScorer, elicited_row  # noqa: E402
 from agents.measures.gap import oracle_gaps  # noqa: E402
+from agents.measures.ordered import OrdersScorer, orders_row  # noqa: E402
+from agents.scorers import Transcript  # noqa: E402
 from agents.stats import paired_difference_interval, wilson_interval  # noqa: E402
 from medsim.compare import load_run  # noqa: E402
 from medsim.compare_measures import is_static  # noqa: E402
@@ -34,6 +42,22 @@ def _rank(r: dict) -> int:
     return 1 if r.get("correct") else 0  # a run scored before the measures: a differential of one
 
 
+def _fill(run, rows: list[dict]) -> int:
+    """The deterministic measures of rows scored before they existed, from the logs."""
+    missing = [r for r in rows if "elicited" not in r and "orders" not in r and r.get("events")]
+    if not missing:
+        return 0
+    cases = {c.id: c for c in load_cases(run.spec["cases"])[0]}
+    base = run.path if (run.path / "events").is_dir() else run.path.parent.parent
+    for r in missing:
+        events = read_events(base / r["events"])
+        t = Transcript.from_events(events, case_id=r["case_id"])
+        for scorer, key, read in ((ElicitationScorer(), "elicited", elicited_row), (OrdersScorer(), "orders", orders_row)):
+            s = scorer(cases[r["case_id"]], t, DictSink())
+            r[key] = read([{"type": "scored", "scorer": s.scorer, "value": s.value, "details": s.details}])
+    return len(missing)
+
+
 def _mean(xs: list) -> float | None:
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
@@ -48,6 +72,9 @@ def main() -> int:
         label, _, path = arg.partition("=")
         labels.append(label if path else Path(label).name)
         runs.append(load_run(path or label))
+    for lb, run in zip(labels, runs):
+        if (k := _fill(run, run.rows)):
+            print(f"{lb}: information elicited and tests ordered computed from the logs of {k} cells")
     cells = [{(r["case_id"], int(r.get("seed", 0))): r for r in run.rows} for run in runs]
     keys = [k for k in cells[0] if all(k in c and _ok(c[k]) for c in cells)]
     n = len(keys)
