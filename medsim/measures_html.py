@@ -33,7 +33,7 @@ def reliability_figure(plt: Any, cal: Mapping[str, Any], judge: str) -> Any:
     ax.set_title(f"Reliability of the top-1 confidence (n={cal['n']})\nBrier {cal['brier']:.3f}, ECE {cal['ece']:.3f}; "
                  f"judge {judge}", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=7, markerscale=0.4)
+    ax.legend(loc="upper left", fontsize=7, markerscale=0.4)
     edges = [i / cal["bin_count"] for i in range(cal["bin_count"] + 1)]
     hx.bar([(b["lo"] + b["hi"]) / 2 for b in bins], [b["n"] for b in bins], width=1 / cal["bin_count"] * 0.9,
            color="#d8a65a", edgecolor="#223")
