@@ -771,13 +771,13 @@ def explained(why: str, diagnosis: str, truth: str) -> bool | None:
     doctor's diagnosis is a form of the key ("X is a subtype of Y", X naming the
     diagnosis and Y the key); None when it says neither (or negates it)."""
     text = " ".join(why.split())
-    if not text or _NOT_SAME_WHY.search(text):
+    if not text:
         return None
-    if _SAME_WHY.search(text):
-        return True
-    m = _FORM_OF.search(text)
+    m = _FORM_OF.search(text)  # "X is a form of Y" (a negated "is not a form of" does not match)
     if m and names_condition(m.group(1), diagnosis) and names_condition(m.group(2), truth) \
             and not names_condition(m.group(1), truth):
+        return True
+    if _SAME_WHY.search(text) and not _NOT_SAME_WHY.search(text):
         return True
     return None
 
