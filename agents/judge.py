@@ -703,9 +703,11 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
 RELATIONS = {"same": True, "more_specific": True, "broader": False, "sibling": False, "different": False,
              "not_one_diagnosis": False}
 # the judge's structured reply: the relation, then a short reason (a bounded enum and a short reason
-# keep a small model's JSON valid; asked the other way round, the embedded model's reasons echoed the
-# prompt's "different condition" and agreement fell: benchmarks/judge_pairs.py). A reason that
-# contradicts the relation is read by :func:`explained`.
+# keep a small model's JSON valid). Measured on the shipped pairs with the embedded model (issue 22):
+# asking the reason first made its reasons echo the prompt's "different condition" and agreement fell
+# (0.863 tuning, 0.878 held out, against 0.912 and 0.902); letting a reason that says "X is a subtype
+# of Y" overrule the relation gained as many false positives (siblings it misnamed subtypes) as it
+# removed false negatives. Neither is used.
 JUDGE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -754,41 +756,6 @@ def _parse_json(text: str) -> tuple[bool | None, str]:
         if got is not None:
             return got, f"json_{m.group(1).lower()}"
     return None, "unparsed"
-
-
-_SAME_WHY = re.compile(r"\b(?:another name|other name|same (?:condition|disease|diagnosis|thing|entity)|"
-                       r"different names? for the same|(?:is|are) (?:a )?synonyms?|synonymous|also (?:called|known))\b",
-                       re.IGNORECASE)
-_NOT_SAME_WHY = re.compile(r"\b(?:not|never|no longer|isn't|aren't)\b[^.;]*\b(?:same|synonym|name|type|form|"
-                           r"subtype|kind)", re.IGNORECASE)
-_FORM_OF = re.compile(r"(.+?)\b(?:is|are)\s+(?:an?\s+|one\s+)?(?:specific\s+|particular\s+)?"
-                      r"(?:subtype|type|form|kind|variant|cause|manifestation)\s+of\s+(.+)", re.IGNORECASE)
-
-
-def explained(why: str, diagnosis: str, truth: str) -> bool | None:
-    """What the judge's own reason says when it contradicts its relation: True when it
-    says the two are one condition ("another name", "the same condition") or that the
-    doctor's diagnosis is a form of the key ("X is a subtype of Y", X naming the
-    diagnosis and Y the key); None when it says neither (or negates it)."""
-    text = " ".join(why.split())
-    if not text:
-        return None
-    m = _FORM_OF.search(text)  # "X is a form of Y" (a negated "is not a form of" does not match)
-    if m and names_condition(m.group(1), diagnosis) and names_condition(m.group(2), truth) \
-            and not names_condition(m.group(1), truth):
-        return True
-    if _SAME_WHY.search(text) and not _NOT_SAME_WHY.search(text):
-        return True
-    return None
-
-
-def _reason(reply: str) -> str:
-    try:
-        obj = json.loads(reply)
-    except ValueError:
-        m = re.search(r'"why"\s*:\s*"([^"]*)', reply)
-        return m.group(1) if m else ""
-    return str(obj.get("why") or "") if isinstance(obj, dict) else ""
 
 
 def parse_verdict(reply: str) -> tuple[bool | None, str]:
@@ -860,8 +827,6 @@ def judge_diagnosis(
             out = generate_logged(llm, messages, params, CallContext("judge", case_id, turn), sink, policy)
             reply = out.text.strip()
             verdict, rule = parse_verdict(reply)
-            if verdict is False and explained(_reason(reply), diagnosis, truth):
-                verdict, rule = True, f"{rule}_reason"  # its own reason says right: the relation contradicts it
             if verdict is not None:
                 break
             messages = messages + [Message("assistant", reply), Message("user", nudge)]

@@ -381,28 +381,6 @@ def test_an_initialism_of_the_keys_own_words_is_the_key(dx, truth, right):
     assert (v.correct is True) == right and initialism_of(dx, truth) | initialism_of(truth, dx) == right, v
 
 
-@pytest.mark.parametrize("why,dx,truth,right", [
-    ("Frontal glioma is a subtype of brain tumour", "Frontal glioma", "Brain tumour", True),
-    ("different names for the same condition", "Lockjaw", "Tetanus", True),
-    ("Brain tumour is a type of frontal glioma", "Frontal glioma", "Brain tumour", None),  # the other way round
-    ("not the same condition", "Lockjaw", "Tetanus", None),
-    ("Crohn disease is a type of inflammatory bowel disease", "Crohn disease", "Ulcerative colitis", None),
-    ("another condition", "Mesenteric adenitis", "Appendicitis", None),
-])
-def test_a_reason_that_says_right_overrides_a_relation_that_says_wrong(why, dx, truth, right):
-    from agents.judge import explained
-
-    assert explained(why, dx, truth) is right
-
-
-def test_the_judge_reads_its_own_reason_against_its_relation():
-    llm = Canned('{"relation": "different", "why": "Frontal glioma is a subtype of brain tumour"}')
-    v, _ = _judge("Frontal glioma", "Brain tumour with seizures", llm)
-    assert v.correct is True and v.rule.endswith("_reason")
-    llm = Canned('{"relation": "different", "why": "another condition"}')
-    assert _judge("Frontal glioma", "Brain tumour with seizures", llm)[0].correct is False
-
-
 def test_a_held_out_split_is_counted_apart(tmp_path):
     from agents.judge_eval import PairsError, evaluate, load_pairs, shipped_pairs
     from agents.judge import precheck
