@@ -37,6 +37,7 @@ class LivePrinter:
 
     def __init__(self, suite: Suite):
         self.suite = suite
+        self.judged = 0  # the judge's decisions so far: the first is the diagnosis's, later ones a differential's
 
     def emit(self, event: Any, **_: Any) -> None:
         line = self.line(event)
@@ -81,6 +82,9 @@ class LivePrinter:
             return f"memory: {e.reason}" + (f" (record {e.record_id})" if e.record_id else "")
         if isinstance(e, JudgeDecision):
             verdict = "CORRECT" if e.correct else "WRONG"
+            self.judged += 1
+            if self.judged > 1:  # another item of the differential
+                return f"     (differential: {e.diagnosis!s}: {verdict.lower()}, {e.method})"
             return (f"\nDiagnosis: {e.diagnosis!s}\nCorrect:   {e.truth}\nJudge ({e.method}): {verdict} - "
                     f"{_readable(e.rationale)}")
         if isinstance(e, Scored) and e.scorer != "diagnosis":

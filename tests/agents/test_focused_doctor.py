@@ -147,3 +147,12 @@ def test_chain_of_thought_and_the_panel_read_the_record_and_keep_the_differentia
         assert dx == "Pericarditis"  # the strategy's answer, moved to the head of the doctor's differential
         assert [i["diagnosis"] for i in final[0]["items"]][:2] == ["Pericarditis", "Myocardial infarction"]
         assert final[0]["items"][0]["confidence"] == 0.65 and len(final[0]["items"]) == 5
+
+
+def test_consult_prints_the_diagnosis_once_and_the_differential_s_other_items_as_lines(capsys):
+    from medsim.cli import main
+
+    assert main(["consult", "--cases", "demo", "--case", "demo-003", "--llm", "scripted", "--doctor-strategy", "focused",
+                 "--max-turns", "6"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\nDiagnosis: ") == 1 and out.count("(differential: ") == 4
