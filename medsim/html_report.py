@@ -454,6 +454,12 @@ def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
         elif t == "reasoning":
             items.append({"kind": "thought", "turn": turn, "label": f"reasoning ({e.get('strategy')}, member "
                           f"{e.get('member')})", "text": e.get("text")})
+        elif t == "differential":
+            rows = "\n".join(f"{i}. {d.get('diagnosis')}" + ("" if d.get("confidence") is None
+                                                             else f" ({float(d['confidence']):.0%})")
+                             for i, d in enumerate(e.get("items") or [], 1))
+            items.append({"kind": "thought", "turn": turn, "label": "final differential" if e.get("final", True)
+                          else "working differential (the doctor's own, not shown to the patient)", "text": rows})
         elif t == "panel_step":
             items.append({"kind": "thought", "turn": turn, "label": f"panel: {e.get('role')}", "text": e.get("text")})
         elif t == "panel_vote":

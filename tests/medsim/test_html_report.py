@@ -323,3 +323,13 @@ def test_the_measures_section_shows_top_k_and_a_reliability_diagram_when_confide
                  str(tmp_path / "t")]) == 0
     plain = (tmp_path / "t" / "report.html").read_text()
     assert "no confidence was given: no calibration" in plain and "Reliability diagram" not in plain
+
+
+def test_a_transcript_shows_the_working_and_the_final_differential():
+    got = transcript_items([
+        {"type": "differential", "turn": 2, "final": False, "items": [{"diagnosis": "Pericarditis", "confidence": 0.6}]},
+        {"type": "differential", "turn": 5, "final": True, "items": [{"diagnosis": "Myocarditis", "confidence": None},
+                                                                      {"diagnosis": "Pericarditis", "confidence": 0.2}]}])
+    assert [i["label"] for i in got] == ["working differential (the doctor's own, not shown to the patient)",
+                                         "final differential"]
+    assert got[0]["text"] == "1. Pericarditis (60%)" and got[1]["text"] == "1. Myocarditis\n2. Pericarditis (20%)"
