@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from agents.catalogue import CATALOGUE, OTHER
 
 __all__ = ["DoctorAction", "parse_doctor_turn", "clean_marker_text", "DOCTOR_SCHEMA", "DIAGNOSE_SCHEMA", "doctor_schema", "gathering_schema",
-           "parse_structured_turn", "say"]
+           "parse_structured_turn", "say", "DOCTOR_STRATEGIES"]
+
+# how the doctor plays its turns (protocol.doctor_strategy): "turns", the model decides each turn
+# from the dialogue (agents.participants.llm.LLMDoctor); "focused", a running differential and the
+# diagnosis from the summarised record (agents.participants.focused)
+DOCTOR_STRATEGIES = ("turns", "focused")
 
 # Markdown emphasis / code / heading characters that small models wrap markers in.
 _MD = re.compile(r"[*`#>]+")
@@ -128,6 +133,8 @@ DOCTOR_SCHEMA = {"anyOf": [_ASK, _ORDER, _DIAGNOSE]}
 def doctor_schema(measurement: bool = True) -> dict:
     """The doctor's turn; without a technician there is nothing to order."""
     return DOCTOR_SCHEMA if measurement else {"anyOf": [_ASK, _DIAGNOSE]}
+
+
 def gathering_schema(measurement: bool = True) -> dict:
     """A turn that gathers (a question, or an order when there is a technician): the
     doctor's turn without the diagnosis."""

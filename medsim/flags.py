@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from agents.llm.registry import kinds_help
 from agents.biases import BiasError, bias_conditions, parse_bias_list
+from agents.protocol import DOCTOR_STRATEGIES
 from agents.roles import flag_name, get_role, role_names
 from agents.settings import SpecError
 from agents.suites.contract import Suite
@@ -176,7 +177,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--doctor-strategy",), "protocol.doctor_strategy", "turns: the doctor decides each turn from the dialogue; "
          "focused: the chief complaint first, a running differential chooses each question or test, the diagnosis "
          "(a ranked differential with confidences) from the summarised record (default: turns)", "protocol",
-         choices=("turns", "focused")),
+         choices=DOCTOR_STRATEGIES),
     Flag(("--min-gathering",), "protocol.min_gathering", "questions/tests required before a diagnosis is accepted (0: "
          "AgentClinic's rule; default 3)", "protocol", int),
     Flag(("--no-guards",), "protocol.guards", "turn off the refusal / role-break / loop detectors (OSCE: take every "

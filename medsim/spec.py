@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 import agents.suites.builtin  # noqa: F401 - registers the suites medsim ships
 from agents.llm.registry import backend_kind
+from agents.protocol import DOCTOR_STRATEGIES
 from agents.llm.spec import (BackendSpecError, check_backend_spec, decodes_batched, describe_spec, is_in_process,
                              redact_backend_spec)
 from agents.roles import READER, Role, get_role, role_defaults, role_names
@@ -36,7 +37,6 @@ __all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "
 
 PROTOCOLS = ("medsim", "agentclinic", "automedic")
 PROMPT_STYLES = ("medsim", "agentclinic")
-STRATEGIES = ("turns", "focused")  # agents.participants.focused.STRATEGIES
 DOCTOR_MODES = ("structured", "markers")
 BASE_CONDITION = "base"
 
@@ -158,7 +158,7 @@ class ProtocolSpec:
         # "auto" doctor mode: structured, except for a doctor model whose backend kind cannot
         # hold its replies to a JSON schema (a server, not every one of which enforces one; an
         # A2A agent), which uses markers
-        strategy = _str(d, "doctor_strategy", path, optional=True, choices=STRATEGIES)
+        strategy = _str(d, "doctor_strategy", path, optional=True, choices=DOCTOR_STRATEGIES)
         mode = d.get("doctor_mode", "auto")
         if mode == "auto" and strategy not in (None, "turns"):
             mode = "structured"  # the focused doctor's turns are JSON actions

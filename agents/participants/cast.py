@@ -15,10 +15,11 @@ from agents.events import EventSink
 from agents.llm.base import LLM, GenerateParams
 from agents.llm.calls import RetryPolicy
 from agents.participants.base import Participant
-from agents.participants.focused import STRATEGIES, FocusedDoctor
+from agents.participants.focused import FocusedDoctor
 from agents.participants.grounded import Grounded, faithful, patient_corrections
 from agents.participants.llm import LLMDoctor, LLMParticipant
 from agents.participants.wrappers import Guarded, Hinted, ignored_records, names_a_condition
+from agents.protocol import DOCTOR_STRATEGIES
 from agents.roles import (CONSULTATION_KINDS, READER, STAFF, doctor_system, patient_system, role_defaults,
                           roles_of_kind)
 
@@ -99,7 +100,7 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
         doctor = make("doctor", system, LLMDoctor, mode=cfg.doctor_mode, measurement=cfg.measurement,
                       static=cfg.static)
     else:
-        raise ValueError(f"doctor strategy must be one of {', '.join(STRATEGIES)}, got {cfg.doctor_strategy!r}")
+        raise ValueError(f"doctor strategy must be one of {', '.join(DOCTOR_STRATEGIES)}, got {cfg.doctor_strategy!r}")
     grounded = cfg.patient_grounding and style != "agentclinic"
     patient = make("patient", biased(cfg, "patient", patient_system(case, style=style, grounded=grounded), sink))
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient}

@@ -65,7 +65,7 @@ def cast_config(plan: CellPlan) -> CastConfig:
     p = in_effect(plan.spec.protocol)
     roles = plan.spec.roles
     return CastConfig(
-        doctor_mode=p.doctor_mode, doctor_strategy=getattr(p, "doctor_strategy", None) or "turns",
+        doctor_mode=p.doctor_mode, doctor_strategy=p.doctor_strategy or "turns",
         prompt_style=p.prompt_style,
         guard_retries=p.guard_retries if p.guards else None, measurement_hints=p.measurement_hints,
         patient_grounding=p.patient_grounding,
