@@ -48,8 +48,8 @@ from functools import lru_cache
 
 from agents.catalogue import CATALOGUE
 
-__all__ = ["TestName", "test_name", "answers", "closeness", "order_parts", "PHRASES", "GENERIC", "SPECIMENS",
-           "QUALIFIER_GROUPS", "METHODS", "ANALYTES"]
+__all__ = ["TestName", "test_name", "answers", "closeness", "order_parts", "is_examination", "PHRASES", "GENERIC",
+           "SPECIMENS", "QUALIFIER_GROUPS", "METHODS", "ANALYTES"]
 
 # -- the tables (written for medsim) ----------------------------------------------------------
 # word sequences (lower case, after the spelling fixes of _spell) -> canonical words; the
@@ -292,6 +292,13 @@ def closeness(order: str | TestName, record: str | TestName) -> float:
 _PURPOSE = re.compile(r"\s(?:to|for|because|looking|given|in\s+order|r/o|rule\s+out|ruling\s+out|to\s+exclude|"
                       r"to\s+check|to\s+assess|to\s+evaluate|to\s+look)\s.*$|\s*[(\[].*$|\s+[-–—]\s.*$",
                       re.IGNORECASE)
+
+
+def is_examination(order: str) -> bool:
+    """Whether an order is of the physical examination by its name (an examination, vital
+    signs), not a test: what the doctor's record and the tests-ordered scorer file apart."""
+    o = order.lower()
+    return "examination" in o or o.startswith("vital") or o.endswith(" exam")
 
 
 def order_parts(order: str) -> list[str]:

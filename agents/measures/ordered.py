@@ -20,7 +20,7 @@ from agents.costs import case_cost
 from agents.events import EventSink
 from agents.findings import match_order
 from agents.judge import normalise
-from agents.orders import test_name
+from agents.orders import is_examination, test_name
 from agents.measures.common import static_run
 from agents.scorers import Score, Transcript
 
@@ -49,11 +49,6 @@ def recorded_tests(case: Case) -> list[str]:
     return out
 
 
-def _exam_order(order: str) -> bool:
-    o = order.lower()
-    return "examination" in o or o.startswith("vital") or o.endswith(" exam")
-
-
 def order_scores(case: Case, orders: Sequence[str]) -> dict[str, Any]:
     """Precision, recall and F1 of ``orders`` against :func:`recorded_tests` (None where
     undefined: no test ordered, no test recorded)."""
@@ -67,7 +62,7 @@ def order_scores(case: Case, orders: Sequence[str]) -> dict[str, Any]:
         seen.add(key)
         paths = [p for p, _ in match_order(case, o)]
         mine = {r for r in recorded for p in paths if p == r or p.startswith(r + " > ")}
-        if not mine and (_exam_order(o) or paths):  # the physical examination, not a test
+        if not mine and (is_examination(o) or paths):  # the physical examination, not a test
             exams.append(o)
             continue
         tests.append(o)

@@ -42,6 +42,7 @@ from agents.events import DifferentialGiven
 from agents.judge import normalise
 from agents.llm.base import CallContext, GenerateParams, Message
 from agents.llm.calls import generate_logged
+from agents.orders import is_examination
 from agents.participants.base import Observation, Turn
 from agents.participants.llm import LLMDoctor
 from agents.prompts import render
@@ -136,11 +137,6 @@ def _labels() -> frozenset[str]:
     return frozenset(speaker_label(r.name) for r in roles_of_kind(PATIENT, STAFF))
 
 
-def _is_exam(order: str) -> bool:
-    o = order.lower()
-    return "examination" in o or o.startswith("vital") or o.endswith(" exam")
-
-
 @dataclass
 class FocusedDoctor(LLMDoctor):
     """The focused strategy (see the module's docstring)."""
@@ -172,7 +168,7 @@ class FocusedDoctor(LLMDoctor):
                 out.append(Learned("note", a.text, " ".join(answer.split())))
                 continue
             text = " ".join(answer[m.end():].split())
-            kind = "patient" if a.kind == "ask" else "exam" if _is_exam(a.text) else "test"
+            kind = "patient" if a.kind == "ask" else "exam" if is_examination(a.text) else "test"
             out.append(Learned(kind, a.text, text))
         return out
 
