@@ -245,7 +245,7 @@ class Consultation:
                 self.diagnosis = action.text
                 self.sink.emit(DiagnosisGiven(turn=t, diagnosis=action.text))
                 if action.differential:
-                    self.sink.emit(DifferentialGiven(turn=t, items=differential_items(action.differential)))
+                    self.sink.emit(DifferentialGiven.of(t, action.differential))
             elif action.kind == "test" and (refused := self._refusal(t, action.text)) is not None:
                 self._next_doctor_input = refused
             elif action.kind == "test":
@@ -310,11 +310,6 @@ class Consultation:
         self._outcome = ConsultationOutcome(self.case.id, status, self.diagnosis, self.turn,
                                             list(self.tests_requested), self.error, self.failure)
         return self._outcome
-
-
-def differential_items(differential: "tuple[tuple[str, float | None], ...]") -> list[dict]:
-    """A differential as the log holds it."""
-    return [{"diagnosis": d, "confidence": None if c is None else round(float(c), 4)} for d, c in differential]
 
 
 def run_consultation(case: Case, cast: "dict[str, Participant]", config: ConsultationConfig,

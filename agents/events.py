@@ -318,6 +318,12 @@ class DifferentialGiven(Event):
     items: list[dict[str, Any]]
     final: bool = True
 
+    @classmethod
+    def of(cls, turn: int, differential: Any, *, final: bool = True) -> "DifferentialGiven":
+        """From a differential as a doctor holds it: (condition, confidence or None) pairs."""
+        return cls(turn=turn, final=final, items=[{"diagnosis": d, "confidence": None if c is None else
+                                                   round(float(c), 4)} for d, c in differential])
+
 
 @dataclass(frozen=True)
 class JudgeDecision(Event):

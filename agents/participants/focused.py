@@ -245,8 +245,7 @@ class FocusedDoctor(LLMDoctor):
         got = ranked(obj, self.focus.working)
         if got:
             self.working = got
-            self.sink.emit(DifferentialGiven(turn=obs.turn, final=False, items=[
-                {"diagnosis": d, "confidence": c} for d, c in got]))
+            self.sink.emit(DifferentialGiven.of(obs.turn, got, final=False))
         nxt = obj.get("next") if isinstance(obj, dict) else None
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
         asked, ordered = self._asked()
