@@ -32,12 +32,12 @@ from markupsafe import Markup, escape
 
 from agents.events import expand_prompts
 from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
-from medsim.measures_html import measures_context
 from agents.image_file import read_image_bytes
 from agents.results import read_results, summarise
 from agents.secrets import scrub_secrets
 from agents.roles import STAFF, get_role, role_names, speaker_label
 from agents.textsafe import UNSAFE
+from medsim.measures_html import measures_context
 
 __all__ = ["write_html_report", "neutralise", "transcript_href", "rescored_links", "ReportError"]
 

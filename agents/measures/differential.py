@@ -20,6 +20,7 @@ from agents.judge import JudgeUnparsed
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.measures.calibration import BINS, bootstrap_interval, brier, ece, reliability_bins
+from agents.measures.common import measure_block
 from agents.scorers import Score, Transcript, Verdicts
 from agents.stats import wilson_interval
 
@@ -81,15 +82,10 @@ class DifferentialScorer:
 
 def differential_row(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The row's block from the case's ``scored`` event of this scorer (None: not scored)."""
-    e = next((x for x in events if x.get("type") == "scored" and x.get("scorer") == "differential"), None)
-    if e is None:
-        return None
-    d = e.get("details") or {}
-    if "skipped" in d or d.get("error"):
-        return {"scored": False, "why": d.get("skipped") or d.get("error")}
-    return {"scored": True, "rank": d.get("rank"), "n": d.get("n"), "top1_confidence": d.get("top1_confidence"),
-            "items": [{k: i.get(k) for k in ("diagnosis", "confidence", "correct")} for i in d.get("items") or []],
-            "judge": d.get("judge")}
+    return measure_block(events, "differential", lambda v, d: {
+        "rank": d.get("rank"), "n": d.get("n"), "top1_confidence": d.get("top1_confidence"),
+        "items": [{k: i.get(k) for k in ("diagnosis", "confidence", "correct")} for i in d.get("items") or []],
+        "judge": d.get("judge")})
 
 
 def _rate(hits: int, n: int) -> dict[str, Any]:

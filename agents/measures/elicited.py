@@ -20,7 +20,7 @@ from agents.cases.model import Case, flatten
 from agents.events import EventSink
 from agents.fidelity.facts import case_facts, claim_concepts
 from agents.findings import match_order, tokens
-from agents.measures.common import static_run
+from agents.measures.common import measure_block, static_run
 from agents.scorers import Score, Transcript
 from agents.stats import wilson_interval
 
@@ -111,14 +111,10 @@ class ElicitationScorer:
 
 
 def elicited_row(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    e = next((x for x in events if x.get("type") == "scored" and x.get("scorer") == "elicited"), None)
-    if e is None:
-        return None
-    d = e.get("details") or {}
-    if "skipped" in d:
-        return {"scored": False, "why": d["skipped"]}
-    return {"scored": True, "recall": e.get("value"), "reached": d.get("reached"), "facts": d.get("facts"),
-            "categories": d.get("categories") or {}}
+    """The row's block from the case's ``scored`` event of this scorer (None: not scored)."""
+    return measure_block(events, "elicited", lambda v, d: {"recall": v, "reached": d.get("reached"),
+                                                          "facts": d.get("facts"),
+                                                          "categories": d.get("categories") or {}})
 
 
 def elicited_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from agents.events import EventSink
 from agents.findings import match_order
 from agents.judge import normalise
 from agents.orders import is_examination, test_name
-from agents.measures.common import static_run
+from agents.measures.common import measure_block, static_run
 from agents.scorers import Score, Transcript
 
 __all__ = ["OrdersScorer", "recorded_tests", "order_scores", "orders_row", "orders_summary", "orders_markdown"]
@@ -99,14 +99,9 @@ class OrdersScorer:
 
 
 def orders_row(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    e = next((x for x in events if x.get("type") == "scored" and x.get("scorer") == "orders"), None)
-    if e is None:
-        return None
-    d = e.get("details") or {}
-    if "skipped" in d:
-        return {"scored": False, "why": d["skipped"]}
-    return {"scored": True, **{k: d.get(k) for k in ("precision", "recall", "f1", "ordered", "hits", "recorded",
-                                                     "matched", "examinations", "cost")}}
+    """The row's block from the case's ``scored`` event of this scorer (None: not scored)."""
+    return measure_block(events, "orders", lambda v, d: {k: d.get(k) for k in (
+        "precision", "recall", "f1", "ordered", "hits", "recorded", "matched", "examinations", "cost")})
 
 
 def _mean(xs: Sequence[float | None]) -> tuple[float | None, int]:
