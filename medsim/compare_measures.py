@@ -14,17 +14,15 @@ oracle gap.
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from agents.measures.calibration import bootstrap_interval
 from agents.measures.gap import OracleGap, oracle_gaps
 from agents.stats import paired_difference_interval
 
 __all__ = ["MeasureRow", "OracleGap", "measure_rows", "oracle_gaps", "is_static", "measures_markdown",
            "gaps_markdown"]
-
-_DRAWS = 2000
 
 
 @dataclass(frozen=True)
@@ -58,13 +56,8 @@ def _value(row: Mapping[str, Any], block: str, key: str) -> float | None:
     return None
 
 
-def _boot(diffs: Sequence[float], seed: int = 0) -> tuple[float, float] | None:
-    if len(diffs) < 2:
-        return None
-    rng = random.Random(seed)
-    n = len(diffs)
-    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(_DRAWS))
-    return (round(means[int(0.025 * (_DRAWS - 1))], 4), round(means[int(0.975 * (_DRAWS - 1))], 4))
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
 
 
 def measure_rows(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[MeasureRow]:
@@ -90,7 +83,7 @@ def measure_rows(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -
             n = len(vals)
             diffs = [y - x for x, y in vals]
             out.append(MeasureRow(name, n, sum(x for x, _ in vals) / n, sum(y for _, y in vals) / n, sum(diffs) / n,
-                                  _boot(diffs), "paired bootstrap of the mean difference"))
+                                  bootstrap_interval(diffs, _mean), "paired bootstrap of the mean difference"))
     conf = [(_value(a, "differential", "top1_confidence"), _rank(a), _value(b, "differential", "top1_confidence"),
              _rank(b)) for a, b in pairs]
     conf = [c for c in conf if None not in c]
