@@ -8,5 +8,7 @@ lines:
 - :mod:`agents.measures.elicited`: which of the case's facts reached the doctor, recall
   per category and overall;
 - :mod:`agents.measures.ordered`: the tests ordered against the case's recorded tests
-  (precision, recall, F1, matched by :mod:`agents.orders`), and the cost.
+  (precision, recall, F1, matched by :mod:`agents.orders`), and the cost;
+- :mod:`agents.measures.gap`: the share of the gap to a full-information run a condition
+  closes (``medsim compare``, a run's own conditions).
 """
