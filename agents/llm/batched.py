@@ -56,6 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.llm.base import GenerateParams, LLMError, Message, Output, text_message
+from agents.llm.llama_models import ModelStore
 from agents.llm.native_log import quiet_native
 
 __all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE"]
@@ -126,10 +127,10 @@ class BatchedEngine:
     the context."""
 
     def __init__(self, path: str | Path, *, n_seq: int, n_ctx_seq: int = 4096, n_threads: int = 1,
-                 n_batch: int = 256, seed: int = 0, name: str | None = None, share: bool = True):
+                 n_batch: int = 256, seed: int = 0, name: str | None = None, share: bool = True,
+                 models: ModelStore | None = None):
         try:
             import llama_cpp
-            from llama_cpp import Llama
         except ImportError as e:  # pragma: no cover - depends on the install
             raise LLMError(f"llama-cpp-python is not installed: {e}", backend="llama.cpp", transient=False) from e
         if n_seq < 1:
@@ -141,12 +142,14 @@ class BatchedEngine:
         self.n_seq, self.n_batch, self.share = n_seq, n_batch, share
         self.n_ctx_seq = -(-n_ctx_seq // 256) * 256  # llama.cpp pads a stream to 256 cells
         self._lc = llama_cpp
-        # The loaded model, its tokenizer, chat format and sampler factory; its own context
-        # is tiny and never decodes.
+        # The loaded model (the store's: one per file, shared with the pool's other
+        # contexts), its tokenizer, chat format and sampler factory; its own context is tiny
+        # and never decodes.
+        self._own_models = models is None
+        self._models = ModelStore() if models is None else models
         try:
-            with quiet_native():
-                self._fmt = Llama(model_path=self.path, n_ctx=256, n_batch=256, n_threads=n_threads, seed=seed,
-                                  verbose=False)
+            self._fmt = self._models.llama(self.path, n_ctx=256, n_batch=256, n_threads=n_threads, seed=seed,
+                                           verbose=False)
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {self.path}: {e}", backend=self.name, transient=False) from e
         self._fmt_lock = threading.Lock()  # the capture shadows a method of, and _init_sampler seeds, _fmt
@@ -285,7 +288,9 @@ class BatchedEngine:
         self._lc.llama_batch_free(self._batch)
         self._lc.llama_free(self._ctx)
         self._ctx = None
-        self._fmt.close()
+        self._fmt.close()  # its context; the model is the store's
+        if self._own_models:
+            self._models.close()
 
     # -- the scheduler's side ----------------------------------------------------------
 

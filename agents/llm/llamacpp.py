@@ -1,10 +1,11 @@
 """llama.cpp in process (llama-cpp-python).
 
-One model file may serve several roles. Each role gets its own llama.cpp context so that
-its conversation stays prefix-stable and the KV cache is reused from turn to turn (only
-the new tokens are evaluated); all calls to one model file are serialised by one lock,
-since a loaded model is not thread-safe. Contexts are created lazily and kept by the
-:class:`LlamaPool`, which the CLI creates once per run. A pool given several sequences for
+One model file may serve several roles. The file is loaded once per pool (its
+:class:`~agents.llm.llama_models.ModelStore`), and each role gets its own llama.cpp context
+over that one model, so that its conversation stays prefix-stable and the KV cache is
+reused from turn to turn (only the new tokens are evaluated); all calls to one model file
+are serialised by one lock, since a loaded model is not thread-safe. Contexts are created
+lazily and kept by the :class:`LlamaPool`, which the CLI creates once per run. A pool given several sequences for
 a file (``n_seq``, or ``shapes`` per file) decodes that file's concurrent calls together
 instead (:mod:`agents.llm.batched`; ``medsim bench --workers N`` with an in-process model,
 unless ``--no-batched``; built by :func:`medsim.assemble.pool_for`).
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from agents.llm.native_log import quiet_native
+from agents.llm.llama_models import ModelStore
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
 __all__ = ["LlamaPool", "LlamaCppLLM"]
@@ -36,7 +37,8 @@ def usable_cores() -> int:
 
 
 class LlamaPool:
-    """Owns loaded llama.cpp contexts: one per (model file, role), one lock per file."""
+    """Owns loaded llama.cpp contexts: one per (model file, role), over one loaded model per
+    file (``models``), and one lock per file."""
 
     def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1,
                  shapes: Mapping[str, tuple[int, int]] | None = None):
@@ -48,6 +50,7 @@ class LlamaPool:
         self.n_seq = n_seq
         # per model file (its resolved path): (n_seq, n_ctx per sequence), over n_seq and n_ctx
         self.shapes = {str(Path(p).expanduser().resolve()): (int(n), int(c)) for p, (n, c) in (shapes or {}).items()}
+        self.models = ModelStore()  # every context and engine of a file shares its one loaded model
         self._engines: dict[str, Any] = {}
         self._contexts: dict[tuple[str, str], Any] = {}
         # for context="swap": which role's state is loaded in a file's one context, and
@@ -68,7 +71,7 @@ class LlamaPool:
         if ctx is not None:
             return ctx
         try:
-            from llama_cpp import Llama  # imported here: nothing heavy at import time
+            import llama_cpp  # noqa: F401 - imported here: nothing heavy at import time
         except ImportError as e:  # pragma: no cover - depends on the install
             raise LLMError(f"llama-cpp-python is not installed: {e}", backend="llama.cpp", transient=False) from e
         if not Path(path).is_file():
@@ -83,10 +86,9 @@ class LlamaPool:
         try:
             # n_threads_batch too: left out, llama-cpp-python evaluates prompts on every core
             # whatever n_threads says (a busy machine's threads then wait at each barrier)
-            with quiet_native():
-                llm = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
-                            n_batch=self.n_batch, seed=seed, verbose=False,
-                            **({"chat_handler": handler} if handler is not None else {}))
+            llm = self.models.llama(path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
+                                    n_batch=self.n_batch, seed=seed, verbose=False,
+                                    **({"chat_handler": handler} if handler is not None else {}))
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
         with self._guard:
@@ -108,8 +110,8 @@ class LlamaPool:
                 from agents.llm.batched import BatchedEngine
 
                 n_seq, n_ctx = self.shape(path)
-                self._engines[path] = BatchedEngine(path, n_seq=n_seq, n_ctx_seq=n_ctx,
-                                                    n_threads=self.n_threads, n_batch=self.n_batch, seed=seed)
+                self._engines[path] = BatchedEngine(path, n_seq=n_seq, n_ctx_seq=n_ctx, n_threads=self.n_threads,
+                                                    n_batch=self.n_batch, seed=seed, models=self.models)
             return self._engines[path]
 
     def close(self) -> None:
@@ -117,11 +119,8 @@ class LlamaPool:
             for engine in self._engines.values():
                 engine.close()
             self._engines.clear()
-            for llm in self._contexts.values():
-                close = getattr(llm, "close", None)
-                if close:
-                    close()
             self._contexts.clear()
+            self.models.close()  # the contexts, then the models under them
 
 
 class _Deadline:

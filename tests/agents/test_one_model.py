@@ -1,0 +1,87 @@
+"""One loaded model per model file (agents.llm.llama_models.ModelStore), with SmolLM2.
+
+Loads are counted where llama.cpp is asked for them (``llama_model_load_from_file``), not
+by the store's own counter, so a store that loaded again would be caught."""
+
+import pytest
+
+from agents.llm.base import CallContext, GenerateParams, Message
+from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    import llama_cpp.llama_cpp as lc
+
+    seen: list[bytes] = []
+    plain = lc.llama_model_load_from_file
+
+    def counted(path, params):
+        seen.append(path)
+        return plain(path, params)
+
+    monkeypatch.setattr(lc, "llama_model_load_from_file", counted)
+    return seen
+
+
+PATIENT = [Message("system", "You are a patient with a cough. Answer in one sentence."),
+           Message("user", "What brings you in today?")]
+TECH = [Message("system", "You are a lab technician. Reply RESULTS: normal."), Message("user", "CBC please")]
+
+
+@pytest.mark.llama
+def test_roles_on_one_model_file_load_it_once_and_keep_their_own_context(smol, loads):
+    pool = LlamaPool(n_ctx=2048, n_threads=2)
+    llm = LlamaCppLLM(smol.path, pool)
+    p = GenerateParams(max_tokens=12, temperature=0.0)
+    try:
+        a = llm.generate(PATIENT, p, CallContext("patient", "c"))
+        llm.generate(TECH, p, CallContext("measurement", "c"))
+        llm.generate(TECH, p, CallContext("judge", "c"))
+        assert len(loads) == 1 and pool.models.loads[llm.path] == 1
+        # three contexts over it, each with its own cache: the patient's second turn still
+        # finds its conversation after two other roles ran
+        again = llm.generate(PATIENT + [Message("assistant", a.text.strip()), Message("user", "Since when?")], p,
+                             CallContext("patient", "c"))
+        assert again.prompt_tokens_evaluated < again.prompt_tokens / 2
+    finally:
+        pool.close()
+
+
+@pytest.mark.llama
+def test_a_shared_model_gives_the_text_of_a_model_of_its_own(smol, loads):
+    """Greedy replies over the shared model equal those of a pool per role (a load each)."""
+    p = GenerateParams(max_tokens=24, temperature=0.0)
+    shared = LlamaPool(n_ctx=2048, n_threads=2)
+    one = LlamaCppLLM(smol.path, shared)
+    try:
+        together = [one.generate(m, p, CallContext(r, "c")).text for r, m in (("patient", PATIENT), ("measurement", TECH))]
+    finally:
+        shared.close()
+    apart = []
+    for r, m in (("patient", PATIENT), ("measurement", TECH)):
+        own = LlamaPool(n_ctx=2048, n_threads=2)
+        try:
+            apart.append(LlamaCppLLM(smol.path, own).generate(m, p, CallContext(r, "c")).text)
+        finally:
+            own.close()
+    assert together == apart and all(together)
+    assert len(loads) == 3  # the shared pool's one, and one for each pool of its own
+
+
+@pytest.mark.llama
+def test_the_batched_engine_and_the_serial_contexts_share_the_pools_model(smol, loads):
+    path = str(smol.path)
+    from pathlib import Path
+
+    resolved = str(Path(path).resolve())
+    pool = LlamaPool(n_ctx=2048, n_threads=2, shapes={resolved: (2, 2048)})
+    try:
+        batched = LlamaCppLLM(path, pool)
+        swap = LlamaCppLLM(path, pool, context="swap")  # a serial context of the same file
+        p = GenerateParams(max_tokens=8, temperature=0.0)
+        batched.generate(TECH, p, CallContext("measurement", "c"))
+        swap.generate(PATIENT, p, CallContext("patient", "c"))
+        assert len(loads) == 1
+    finally:
+        pool.close()
