@@ -56,7 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.llm.base import GenerateParams, LLMError, Message, Output, text_message
-from agents.llm.llama_models import ModelStore
+from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
 from agents.llm.native_log import quiet_native
 
 __all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE"]
@@ -65,10 +65,6 @@ __all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE"]
 # moves a whole stream (n_ctx_seq cells) in memory, which is cheap next to evaluating tokens
 # on a CPU, but not free
 MIN_SHARE = 16
-
-
-class _Captured(Exception):
-    """Raised by the shadowed ``create_completion``: the arguments are captured, nothing runs."""
 
 
 @dataclass
@@ -107,15 +103,6 @@ class _Seq:
     request: _Request | None = None
     pending: list[int] = field(default_factory=list)  # tokens to evaluate next
     last_used: int = 0
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class BatchedEngine:
@@ -225,16 +212,10 @@ class BatchedEngine:
     def _request(self, messages: Sequence[Message], params: GenerateParams) -> _Request:
         """The serial path's call, down to the tokens and the sampler, without decoding."""
         llm = self._fmt
-        got: dict[str, Any] = {}
-
-        def create_completion(**kwargs: Any) -> Any:
-            got.update(kwargs)
-            raise _Captured
-
         with self._fmt_lock:
-            llm.create_completion = create_completion
             try:
-                llm.create_chat_completion(
+                got = captured_completion(
+                    llm,
                     messages=[text_message(m) for m in messages],
                     temperature=params.temperature,
                     max_tokens=params.max_tokens,
@@ -243,12 +224,8 @@ class BatchedEngine:
                     response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
                                      if params.response_schema else None),
                 )
-            except _Captured:
-                pass
             except ValueError as e:
                 raise LLMError(str(e), backend=self.name, transient=False) from e
-            finally:
-                del llm.create_completion
             if not got:
                 raise LLMError("the chat handler did not call create_completion", backend=self.name, transient=False)
             if got.get("logits_processor") is not None or got.get("logit_bias") or got.get("mirostat_mode"):
@@ -345,7 +322,7 @@ class BatchedEngine:
                 # busy donor's new tokens are not in it
                 self._lc.llama_memory_seq_cp(self._mem, donor.seq_id, s.seq_id, -1, -1)
                 self.copies += 1
-                self.copied_tokens += keep - _common_prefix(s.tokens, head)
+                self.copied_tokens += keep - common_prefix(s.tokens, head)
                 s.tokens = donor.tokens[:keep]
             self._lc.llama_memory_seq_rm(self._mem, s.seq_id, keep, -1)
             del s.tokens[keep:]
@@ -360,7 +337,7 @@ class BatchedEngine:
     def _place(self, idle: Sequence[_Seq], head: Sequence[int]) -> tuple[_Seq, int, _Seq | None]:
         """The sequence a prompt (less its last token) goes to, the prefix it keeps, and
         the sequence to copy that prefix from (None: its own cells hold it)."""
-        shared = {s.seq_id: _common_prefix(s.tokens, head) for s in self._seqs}
+        shared = {s.seq_id: common_prefix(s.tokens, head) for s in self._seqs}
         best = max(idle, key=lambda s: (shared[s.seq_id], -s.last_used))
         if not self.share or (shared[best.seq_id] > 0 and 2 * shared[best.seq_id] >= len(best.tokens)):
             return best, shared[best.seq_id], None  # its own conversation, continued (or no sharing)

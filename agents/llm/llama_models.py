@@ -24,11 +24,11 @@ import threading
 from collections import Counter
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from agents.llm.native_log import quiet_native
 
-__all__ = ["ModelStore"]
+__all__ = ["ModelStore", "captured_completion", "common_prefix"]
 
 _BUILD = threading.Lock()  # process-wide: the factory below is bound on llama_cpp's module while it is held
 
@@ -56,13 +56,14 @@ def _borrowing(model: Any) -> Iterator[None]:
 
 class ModelStore:
     """A process's loaded models, one per file (its resolved path); ``loads`` counts the
-    loads per file. :meth:`llama` returns a new ``Llama`` (a context of its own) over the
+    loads per file, ``contexts`` the contexts built over them. :meth:`llama` returns a new ``Llama`` (a context of its own) over the
     file's model; :meth:`close` frees every ``Llama`` it built, then the models."""
 
     def __init__(self) -> None:
         self._owners: dict[str, Any] = {}  # path -> the Llama whose LlamaModel the others borrow
         self._built: list[Any] = []
         self.loads: Counter[str] = Counter()
+        self.contexts: Counter[str] = Counter()  # contexts built over each file's model
         self.load_s: dict[str, float] = {}  # path -> seconds its one load took
 
     def llama(self, path: str, **kwargs: Any) -> Any:
@@ -86,6 +87,7 @@ class ModelStore:
             with _borrowing(owner._model), quiet_native():
                 llm = Llama(model_path=path, **kwargs)
             self._built.append(llm)
+            self.contexts[path] += 1
             return llm
 
     def close(self) -> None:
@@ -96,3 +98,38 @@ class ModelStore:
             for owner in self._owners.values():
                 owner.close()
             self._owners.clear()
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many tokens two token lists share from the start."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class _Captured(Exception):
+    """Raised by the shadowed ``create_completion``: the arguments are captured, nothing runs."""
+
+
+def captured_completion(llm: Any, **chat: Any) -> dict[str, Any]:
+    """The arguments ``llm.create_chat_completion(**chat)`` passes to ``create_completion``
+    (the prompt's tokens, the grammar, the sampler settings), with nothing evaluated: the
+    chat handler runs with that method shadowed on the instance. The caller serialises
+    calls on one ``llm``. Raises the handler's ``ValueError``."""
+    got: dict[str, Any] = {}
+
+    def capture(**kwargs: Any) -> Any:
+        got.update(kwargs)
+        raise _Captured
+
+    llm.create_completion = capture
+    try:
+        llm.create_chat_completion(**chat)
+    except _Captured:
+        pass
+    finally:
+        del llm.create_completion
+    return got

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from agents.llm.llama_models import ModelStore
+from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
 __all__ = ["LlamaPool", "LlamaCppLLM"]
@@ -41,8 +41,10 @@ class LlamaPool:
     file (``models``), and one lock per file."""
 
     def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1,
-                 shapes: Mapping[str, tuple[int, int]] | None = None):
+                 shapes: Mapping[str, tuple[int, int]] | None = None, slots: int = 2):
         self.n_ctx = n_ctx
+        # contexts a role may have (LlamaCppLLM's per_role): each holds one conversation's cache
+        self.slots = max(1, slots)
         self.n_threads = n_threads or usable_cores()
         self.n_batch = n_batch
         # n_seq > 1: per_role calls of all threads decode together in one context of n_seq
@@ -52,7 +54,9 @@ class LlamaPool:
         self.shapes = {str(Path(p).expanduser().resolve()): (int(n), int(c)) for p, (n, c) in (shapes or {}).items()}
         self.models = ModelStore()  # every context and engine of a file shares its one loaded model
         self._engines: dict[str, Any] = {}
-        self._contexts: dict[tuple[str, str], Any] = {}
+        self._contexts: dict[tuple[str, str], list[Any]] = {}
+        self._used: dict[int, int] = {}  # id of a context -> when a call last took it
+        self._clock = 0
         # for context="swap": which role's state is loaded in a file's one context, and
         # the saved states of the others
         self.owner: dict[str, str | None] = {}
@@ -64,12 +68,44 @@ class LlamaPool:
         with self._guard:
             return self._locks.setdefault(path, threading.Lock())
 
-    def context(self, path: str, slot: str, seed: int, projector: str | None = None) -> Any:
+    def context(self, path: str, slot: str, seed: int, projector: str | None = None,
+                prompt: Sequence[int] | None = None) -> Any:
+        """The context a call of ``slot`` (a role) runs in. A role has up to ``slots``
+        contexts, made as needed: a prompt that continues the conversation one of them
+        holds (it shares at least half of what that context holds) goes there, so two
+        consultations in flight (or a judge's two kinds of question) keep their own
+        caches; a new conversation takes an empty context, else one not yet made, else the
+        least recently used. Without ``prompt``: the role's first context."""
         key = (path, slot)
         with self._guard:
-            ctx = self._contexts.get(key)
-        if ctx is not None:
-            return ctx
+            have = self._contexts.setdefault(key, [])
+            self._clock += 1
+            if have and prompt is None:
+                return have[0]
+            if have and prompt is not None:
+                head = list(prompt[:-1])  # as Llama.generate: at least one token is evaluated
+                shared = [(common_prefix(llm._input_ids[:llm.n_tokens], head), llm) for llm in have]
+                n, best = max(shared, key=lambda x: x[0])
+                if n > 0 and 2 * n >= best.n_tokens:
+                    self._used[id(best)] = self._clock
+                    return best
+                empty = [llm for llm in have if llm.n_tokens == 0]
+                if empty or len(have) >= self.slots:
+                    lru = min(empty or have, key=lambda llm: self._used.get(id(llm), 0))
+                    self._used[id(lru)] = self._clock
+                    return lru
+        llm = self._load(path, seed, projector)
+        with self._guard:
+            have.append(llm)
+            self._used[id(llm)] = self._clock
+        return llm
+
+    @staticmethod
+    def prompt_tokens(llm: Any, messages: list[Any]) -> list[int]:
+        """The tokens ``llm``'s chat format makes of ``messages`` (nothing evaluated)."""
+        return list(captured_completion(llm, messages=messages, max_tokens=1).get("prompt") or [])
+
+    def _load(self, path: str, seed: int, projector: str | None) -> Any:
         try:
             import llama_cpp  # noqa: F401 - imported here: nothing heavy at import time
         except ImportError as e:  # pragma: no cover - depends on the install
@@ -86,14 +122,11 @@ class LlamaPool:
         try:
             # n_threads_batch too: left out, llama-cpp-python evaluates prompts on every core
             # whatever n_threads says (a busy machine's threads then wait at each barrier)
-            llm = self.models.llama(path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
-                                    n_batch=self.n_batch, seed=seed, verbose=False,
-                                    **({"chat_handler": handler} if handler is not None else {}))
+            return self.models.llama(path, n_ctx=self.n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads,
+                                     n_batch=self.n_batch, seed=seed, verbose=False,
+                                     **({"chat_handler": handler} if handler is not None else {}))
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
-        with self._guard:
-            self._contexts.setdefault(key, llm)
-            return self._contexts[key]
 
     def shape(self, path: str) -> tuple[int, int]:
         """``(n_seq, n_ctx per sequence)`` of a model file (its resolved path)."""
@@ -120,6 +153,7 @@ class LlamaPool:
                 engine.close()
             self._engines.clear()
             self._contexts.clear()
+            self._used.clear()
             self.models.close()  # the contexts, then the models under them
 
 
@@ -211,8 +245,12 @@ class LlamaCppLLM:
             # concurrent calls decode together; same prompt, sampler and stop rules as below
             return self.pool.engine(self.path, params.seed).generate(messages, params, label=self.name)
         slot = ctx.role if self.context == "per_role" else "one"
+        sent = [chat_message(m) if self.projector else text_message(m) for m in messages]
         with self.pool.lock_for(self.path):
             llm = self.pool.context(self.path, slot, params.seed, self.projector)
+            if self.context == "per_role" and self.pool.slots > 1:  # the context holding this conversation
+                llm = self.pool.context(self.path, slot, params.seed, self.projector,
+                                        prompt=self.pool.prompt_tokens(llm, sent))
             if self.context == "swap":
                 self._swap_to(llm, ctx.role)
             before = list(llm._input_ids)
@@ -221,7 +259,7 @@ class LlamaCppLLM:
             try:
                 with _stopping_at(llm, deadline):
                     r = llm.create_chat_completion(
-                        messages=[chat_message(m) if self.projector else text_message(m) for m in messages],
+                        messages=sent,
                         temperature=params.temperature,
                         max_tokens=params.max_tokens,
                         stop=list(params.stop) or None,

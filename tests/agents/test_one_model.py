@@ -44,6 +44,7 @@ def test_roles_on_one_model_file_load_it_once_and_keep_their_own_context(smol, l
         again = llm.generate(PATIENT + [Message("assistant", a.text.strip()), Message("user", "Since when?")], p,
                              CallContext("patient", "c"))
         assert again.prompt_tokens_evaluated < again.prompt_tokens / 2
+        assert pool.models.contexts[llm.path] == 3  # one per role: a conversation's first call takes no second
     finally:
         pool.close()
 
@@ -85,3 +86,40 @@ def test_the_batched_engine_and_the_serial_contexts_share_the_pools_model(smol, 
         assert len(loads) == 1
     finally:
         pool.close()
+
+
+def _alternate(pool, smol):
+    """Two consultations of one role, in flight together: the evaluated tokens of each later turn."""
+    llm = LlamaCppLLM(smol.path, pool)
+    p = GenerateParams(max_tokens=6, temperature=0.0)
+    talks = {c: [Message("system", "You are a doctor. Ask one short question."),
+                 Message("user", f"Patient {c}: I have had {what} for a week.")]
+             for c, what in (("a", "a dry cough, a fever of 38.5, night sweats and a weight loss of four kilograms"),
+                                 ("b", "pain and swelling in my left knee since I fell from a ladder at work"))}
+    evaluated = []
+    for turn, order in enumerate(("ab", "ba", "ab", "bb")):  # not only turn about: the last used is not the one
+        for c in order:
+            msgs = talks[c]
+            out = llm.generate(msgs, p, CallContext("doctor", c, turn))
+            if turn:
+                evaluated.append((out.prompt_tokens_evaluated, out.prompt_tokens))
+            msgs += [Message("assistant", out.text.strip() or "Go on."), Message("user", "It is worse at night.")]
+    return evaluated
+
+
+@pytest.mark.llama
+def test_two_conversations_of_one_role_keep_their_own_context(smol, loads):
+    """Two consultations in flight (the live hospital's two doctors) alternate calls of one
+    role: with two contexts each continues its own cache; with one, a call after the other
+    consultation's finds that conversation there and evaluates most of its own again."""
+    two = LlamaPool(n_ctx=2048, n_threads=2, slots=2)
+    one = LlamaPool(n_ctx=2048, n_threads=2, slots=1)
+    try:
+        kept, evicted = _alternate(two, smol), _alternate(one, smol)
+    finally:
+        two.close()
+        one.close()
+    assert all(e < n / 3 for e, n in kept), kept
+    # where the other consultation ran in between, one context evaluates most of it again
+    assert max(e for e, _ in evicted) > 2 * max(e for e, _ in kept), (evicted, kept)
+    assert len(loads) == 2  # a load per pool, whatever the contexts
