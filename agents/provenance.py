@@ -95,6 +95,7 @@ def model_hashes(models: Mapping[str, str], llms: Mapping[str, Any]) -> dict[str
 
     out: dict[str, str] = {}
     for role, llm in llms.items():
+        llm = getattr(llm, "inner", llm)  # a gated backend (agents.llm.schedule.Gated): the model under it
         if not isinstance(llm, LlamaCppLLM):
             continue
         name = models.get(role, role)

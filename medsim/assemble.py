@@ -13,6 +13,7 @@ from agents.cases.model import Case
 from agents.events import EventSink, Header
 from agents.provenance import git_revision, package_versions
 from agents.llm.a2a import A2ALLM
+from agents.llm.backend_kind import BackendKind
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
 from agents.llm.llamacpp import LlamaPool
@@ -92,24 +93,29 @@ class Backends:
     (the scripted fake also per seed); built, and so checked, when asked for.
     ``override``: backends by role name that replace the spec's (tests inject fakes;
     replay injects the recorded outputs); ``scripted(seed)``: the suite's own fake for the
-    ``scripted`` backend (default: the case-playing one over ``cases``)."""
+    ``scripted`` backend (default: the case-playing one over ``cases``). ``wrap(kind, llm)``:
+    what each built backend becomes (the live hospital passes its in-process model's calls
+    through a :class:`~agents.llm.schedule.ModelGate`)."""
 
     def __init__(self, cases: Mapping[str, Case], pool: LlamaPool, *, override: Mapping[str, LLM] | None = None,
-                 scripted: Callable[[int], LLM | None] | None = None):
+                 scripted: Callable[[int], LLM | None] | None = None,
+                 wrap: Callable[[BackendKind, LLM], LLM] | None = None):
         self.cases, self.pool = dict(cases), pool
         self.override = dict(override or {})
         self.scripted = scripted
+        self.wrap = wrap
         self._built: dict[tuple[str, str | None, int], LLM] = {}
+        self._wrapped: set[tuple[str, str | None, int]] = set()
 
     @classmethod
     def for_run(cls, spec: RunSpec, units: Units, pool: LlamaPool, *, override: Mapping[str, LLM] | None = None,
-                extra: Sequence[Unit] = ()) -> "Backends":
+                extra: Sequence[Unit] = (), wrap: Callable[[BackendKind, LLM], LLM] | None = None) -> "Backends":
         """The backends of a run of ``spec``'s suite over ``units`` (and ``extra``: a
         learning split, which the scripted fake plays too)."""
         suite = spec.suite
         known = Units(tuple([*units.units, *extra]), units.invalid, units.seeded)
         cases = {u.id: u.item for u in known.units if isinstance(u.item, Case)}
-        return cls(cases, pool, override=override, scripted=lambda seed: suite.scripted(known, seed))
+        return cls(cases, pool, override=override, scripted=lambda seed: suite.scripted(known, seed), wrap=wrap)
 
     def get(self, role: str, rs: RoleSpec, seed: int) -> LLM:
         if role in self.override:
@@ -124,6 +130,9 @@ class Backends:
             if key not in self._built:  # its kind checks what it names (a gguf: path is a GGUF file)
                 self._built[key] = build_backend(rs.backend, model=rs.model, cases=self.cases, seed=seed,
                                                  pool=self.pool)
+            if self.wrap is not None and key not in self._wrapped:
+                self._built[key] = self.wrap(kind, self._built[key])
+                self._wrapped.add(key)
         except BackendSpecError as e:
             raise AssemblyError(f"roles.{role}.backend: {e}") from None
         return self._built[key]

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.cases.registry import load_cases, resolve_case_path
 from agents.events import EventSink, READABLE_SCHEMAS, read_events
+from agents.llm.backend_kind import BackendKind
 from agents.llm.llamacpp import LlamaPool
+from agents.llm.schedule import ModelGate
 from agents.llm.replay import ReplayLLM
 from agents.participants import Participant, ReplayedParticipant, Switchable
 from agents.participants.replayed import recorded_turns
@@ -66,15 +68,20 @@ def _map_path(spec: RunSpec, map_path: Path | None) -> Path:
 
 
 def build_shift(spec: RunSpec, *, runner: Runner, log: Any, pool: LlamaPool, map_path: Path | None = None,
-                condition: str | None = None, player: Any = None, command: Sequence[str] | None = None) -> World:
+                condition: str | None = None, player: Any = None, command: Sequence[str] | None = None,
+                gate: ModelGate | None = None, gated: Callable[[BackendKind], bool] = lambda kind: kind.in_process,
+                ) -> World:
     """A shift of ``spec.world.patients`` patients from ``spec.cases`` (the first seed and
     condition of the spec). With a ``player`` (``game.control.PlayerIO``) a person can take
     agents over; their turns block a worker thread, so ``runner`` must be a ThreadRunner.
-    ``command``: the command line the log's header records (default: this process's)."""
+    ``command``: the command line the log's header records (default: this process's).
+    ``gate``: the calls of the backends ``gated`` picks (an in-process model: it runs one
+    call at a time) go through it, the consultation furthest along first."""
     suite = _live(spec)
     loaded = suite.load(spec)
     cases = [u.item for u in loaded.units]
-    backends = Backends.for_run(spec, loaded, pool)
+    wrap = None if gate is None else (lambda kind, llm: gate.wrap(llm) if gated(kind) else llm)
+    backends = Backends.for_run(spec, loaded, pool, wrap=wrap)
     backends.check(spec)
     if spec.preflight:
         preflight(spec, backends=backends)
@@ -301,7 +308,8 @@ def run_play(spec: RunSpec, args: Any) -> int:
     try:
         with EventLog(log_path) as log:
             world = build_shift(spec, runner=runner, log=log, pool=pool, map_path=map_path,
-                                player=None if headless_scripted else player, command=args.argv)
+                                player=None if headless_scripted else player, command=args.argv,
+                                gate=None if headless_scripted else ModelGate())
             stats = run_window(world, map_path, assets_dir(), headless=args.headless, frames=args.frames,
                                screenshot=args.screenshot, speed=args.speed, fixed_dt=args.fixed_dt, zoom=args.zoom,
                                select=args.follow, play_as=args.as_role)
