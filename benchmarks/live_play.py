@@ -1,21 +1,34 @@
 """The live hospital with the embedded model, as `make run` shows it, under a real X
-display (Xvfb): frame time while model calls run, and how long until the first judged
-diagnosis.
+display (Xvfb), over several shifts: the time to the first judged diagnosis, the time
+each consultation takes, the frame time while model calls run, and the longest wait with
+nothing new in the dialogue panel.
 
-    .venv/bin/python benchmarks/live_play.py [--llm local] [--seconds 300] [--doctors 2] [--patients 6]
+    .venv/bin/python benchmarks/live_play.py [--shifts 5] [--seconds 300] [--before DIR]
 
-Needs Xvfb (Debian: apt-get install xvfb) unless a DISPLAY is already set. Goals: frame time
-p95 <= 16.7 ms while the model runs; the first judged diagnosis within 180 s of the window
-opening.
+Each shift (seeds 0, 1, ...) runs in a process of its own, so one shift's model and
+caches do not help the next. ``--before DIR``: a checkout of other code (a ``git worktree``
+of the revision to compare with) plays each seed too, alternating with this one, so both
+run on the same machine in the same state; the table then gives both. Needs Xvfb (Debian:
+apt-get install xvfb) unless a DISPLAY is already set.
+
+Goals (issue 27): the first judged diagnosis within 180 s of the window opening in at
+least 4 of 5 shifts and never later than 240 s; frame time p95 <= 16.7 ms while the model
+runs.
 """
 from __future__ import annotations
 
 import argparse
+import inspect
+import json
 import os
 import shutil
 import statistics
 import subprocess
+import sys
 import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
 
 
 def _display() -> subprocess.Popen | None:
@@ -35,19 +48,8 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(len(xs) * q))] if xs else float("nan")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--llm", default="local")
-    ap.add_argument("--seconds", type=float, default=300.0)
-    ap.add_argument("--doctors", type=int, default=2)
-    ap.add_argument("--patients", type=int, default=6)
-    ap.add_argument("--speed", type=int, default=2, choices=(1, 2, 4, 8))
-    ap.add_argument("--stop-at-first", action="store_true", help="stop at the first judged diagnosis")
-    ap.add_argument("--screenshot", default=None, help="save the last frame as PNG")
-    ap.add_argument("--nice", type=int, default=10, help="model threads' priority below the window's (0: the same)")
-    args = ap.parse_args()
-    xvfb = _display()
-    os.environ.pop("SDL_VIDEODRIVER", None)
+def one_shift(args: argparse.Namespace) -> dict:
+    """One shift in this process (the code on sys.path: this checkout, or --before's)."""
     import pygame
 
     from agents.llm.llamacpp import LlamaPool
@@ -58,22 +60,30 @@ def main() -> None:
     from medsim.play import build_shift
     from medsim.spec import build_spec
 
-    spec = build_spec(None, {"llm": args.llm, "world.doctors": args.doctors, "world.patients": args.patients},
-                      default_llm="local")
+    spec = build_spec(None, {"llm": args.llm, "seed": args.shift, "world.doctors": args.doctors,
+                             "world.patients": args.patients}, default_llm="local")
     runner = ThreadRunner(max(2, args.doctors + 1), nice=args.nice)
     pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # as medsim play: a core for the view
     player = PlayerIO()
+    extra = {}
+    if "gate" in inspect.signature(build_shift).parameters:  # as medsim play does, where the code has one
+        from agents.llm.schedule import ModelGate
+
+        extra["gate"] = ModelGate()
+    out: dict = {"seed": args.shift, "scheduled": bool(extra)}
     try:
-        world = build_shift(spec, runner=runner, log=None, pool=pool, player=player)
+        world = build_shift(spec, runner=runner, log=None, pool=pool, player=player, **extra)
         pygame.init()
         screen = pygame.display.set_mode((1280, 720))
         ui = SimulationScreen(world, default_map_path(), assets_dir(), (1280, 720))
         ui.speed_i = [1, 2, 4, 8].index(args.speed)
-        print(f"display {os.environ.get('DISPLAY')} driver {pygame.display.get_driver()}; model {args.llm}; "
-              f"{os.cpu_count()} cores, llama.cpp threads {pool.n_threads}", flush=True)
         clock = pygame.time.Clock()
         busy, idle = [], []
-        t_open = time.perf_counter()
+        started: dict[str, float] = {}
+        took: list[float] = []
+        said: dict[str, str | None] = {}
+        last_new = t_open = time.perf_counter()
+        quiet = 0.0
         first = None
         while time.perf_counter() - t_open < args.seconds and not world.done:
             dt = clock.tick(60) / 1000.0
@@ -82,32 +92,112 @@ def main() -> None:
                 ui.stack.handle(ev)
             ui.stack.update(dt)
             present(ui, screen)
-            ft = (time.perf_counter() - t0) * 1000
+            now = time.perf_counter()
+            ft = (now - t0) * 1000
             running = any(e.task is not None and not e.task.done() for e in world.encounters)
             (busy if running else idle).append(ft)
+            for e in world.encounters:
+                if e.consultation is not None and e.case.id not in started:
+                    started[e.case.id] = now
+                if e.result is not None and e.case.id in started and started[e.case.id] > 0:
+                    took.append(now - started[e.case.id])
+                    started[e.case.id] = -1.0
+            for a in world.actors.values():  # a new line in the dialogue (a bubble)
+                if a.speech and said.get(a.id) != a.speech:
+                    quiet = max(quiet, now - last_new) if started else quiet
+                    last_new = now
+                said[a.id] = a.speech
             if first is None and world.finished:
-                first = time.perf_counter() - t_open
-                print(f"first judged diagnosis after {first:.1f} s: {world.finished[0]['case_id']} "
-                      f"{world.finished[0]['status']} correct={world.finished[0]['correct']}", flush=True)
+                first = now - t_open
+                print(f"  seed {args.shift}: first judged diagnosis after {first:.1f} s "
+                      f"({world.finished[0]['case_id']}, {world.finished[0]['status']})", file=sys.stderr, flush=True)
                 if args.stop_at_first:
                     break
-        wall = time.perf_counter() - t_open
-        if args.screenshot:
-            pygame.image.save(screen, args.screenshot)
         s = world.stats()
-        print(f"frames while the model runs: {len(busy)}, p50 {pct(busy, 0.5):.1f} ms, p95 {pct(busy, 0.95):.1f} ms "
-              f"(goal <= 16.7: {'met' if busy and pct(busy, 0.95) <= 16.7 else 'NOT met'})")
-        print(f"frames with no model call: {len(idle)}, p50 {pct(idle, 0.5):.1f} ms, p95 {pct(idle, 0.95):.1f} ms")
-        print(f"first judged diagnosis: {'%.1f s' % first if first is not None else 'none'} "
-              f"(goal <= 180 s: {'met' if first is not None and first <= 180 else 'NOT met'}); in {wall:.0f} s "
-              f"{s['patients']} patients arrived, {s['seen']} seen, {s['correct']} correct")
-        if busy:
-            print(f"mean frame while the model runs {statistics.mean(busy):.1f} ms")
+        out.update(first_s=first, consult_s=took, frames_busy=len(busy), p95_busy_ms=pct(busy, 0.95),
+                   p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet,
+                   wall_s=time.perf_counter() - t_open, seen=s["seen"], patients=s["patients"])
     finally:
         player.close()
         runner.close()
         pool.close()
         pygame.quit()
+    return out
+
+
+def _child(tree: Path, seed: int, args: argparse.Namespace) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--shift", str(seed), "--seconds", str(args.seconds),
+           "--doctors", str(args.doctors), "--patients", str(args.patients), "--speed", str(args.speed),
+           "--llm", args.llm, "--nice", str(args.nice)] + (["--stop-at-first"] if args.stop_at_first else [])
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    p = subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, text=True)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+    if p.returncode or not lines:
+        return {"seed": seed, "error": f"exit {p.returncode}"}
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def _table(label: str, rs: list[dict]) -> None:
+    ok = [r for r in rs if "error" not in r]
+    firsts = [r["first_s"] for r in ok]
+    got = [f for f in firsts if f is not None]
+    consult = [c for r in ok for c in r["consult_s"]]
+    print(f"\n{label}: {len(rs)} shifts ({len(rs) - len(ok)} failed to run)")
+    print("  seed  first diagnosis  consultations (s)         frame p95 busy  quiet max  seen")
+    for r in rs:
+        if "error" in r:
+            print(f"  {r['seed']:>4}  {r['error']}")
+            continue
+        f = f"{r['first_s']:.1f} s" if r["first_s"] is not None else "none"
+        c = ", ".join(f"{x:.0f}" for x in r["consult_s"]) or "-"
+        print(f"  {r['seed']:>4}  {f:>15}  {c:<24}  {r['p95_busy_ms']:>11.1f} ms  {r['quiet_max_s']:>7.1f} s  "
+              f"{r['seen']}/{r['patients']}")
+    if got:
+        print(f"  first diagnosis: median {statistics.median(got):.1f} s, min {min(got):.1f}, max {max(got):.1f}; "
+              f"within 180 s in {sum(f <= 180 for f in got)}/{len(firsts)}, later than 240 s or none in "
+              f"{sum(f > 240 for f in got) + len(firsts) - len(got)}/{len(firsts)}")
+    if consult:
+        print(f"  consultation: median {statistics.median(consult):.1f} s, min {min(consult):.1f}, "
+              f"max {max(consult):.1f} (n {len(consult)})")
+    p95 = [r["p95_busy_ms"] for r in ok if r["frames_busy"]]
+    if p95:
+        print(f"  frame p95 while the model runs: worst shift {max(p95):.1f} ms (goal <= 16.7: "
+              f"{'met' if max(p95) <= 16.7 else 'NOT met'})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--llm", default="local")
+    ap.add_argument("--shifts", type=int, default=5, help="shifts (seeds 0..N-1)")
+    ap.add_argument("--seconds", type=float, default=300.0, help="the longest a shift runs")
+    ap.add_argument("--doctors", type=int, default=2)
+    ap.add_argument("--patients", type=int, default=6)
+    ap.add_argument("--speed", type=int, default=2, choices=(1, 2, 4, 8))
+    ap.add_argument("--stop-at-first", action="store_true", help="end each shift at its first judged diagnosis")
+    ap.add_argument("--nice", type=int, default=10, help="model threads' priority below the window's (0: the same)")
+    ap.add_argument("--before", type=Path, default=None, help="a checkout of the code to compare with")
+    ap.add_argument("--shift", type=int, default=None, help=argparse.SUPPRESS)  # a child: one shift
+    args = ap.parse_args()
+    xvfb = _display()
+    os.environ.pop("SDL_VIDEODRIVER", None)
+    try:
+        if args.shift is not None:
+            print("RESULT " + json.dumps(one_shift(args)), flush=True)
+            return
+        print(f"display {os.environ.get('DISPLAY')}; model {args.llm}; {os.cpu_count()} cores; {args.shifts} shifts "
+              f"of {args.doctors} doctors and {args.patients} patients at speed {args.speed}x, at most "
+              f"{args.seconds:.0f} s each", flush=True)
+        trees = [("after (this checkout)", HERE)] + ([("before (" + str(args.before) + ")", args.before.resolve())]
+                                                    if args.before else [])
+        results: dict[str, list[dict]] = {label: [] for label, _ in trees}
+        for seed in range(args.shifts):
+            for label, tree in (trees if seed % 2 == 0 else trees[::-1]):  # alternate who goes first
+                r = _child(tree, seed, args)
+                results[label].append(r)
+                print(f"  {label.split(' ')[0]} seed {seed}: first {r.get('first_s')}", flush=True)
+        for label, rs in results.items():
+            _table(label, rs)
+    finally:
         if xvfb is not None:
             xvfb.terminate()
 

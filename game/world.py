@@ -106,8 +106,24 @@ class _CaseSink:
         self.events: list[dict[str, Any]] = []
         self.recalled: list[dict[str, Any]] | None = None  # what the doctor's last retrieval found
         self.panel: list[str] = []  # what the doctor's panel said (votes, roles), in order
+        # a call started early (World._may_start_early): its events wait here, and are
+        # shown and logged when the world shows its result
+        self.held: list[Event] | None = None
 
     def emit(self, event: Event) -> None:
+        self.events.append(event.to_dict())  # the scorers' view: at once, whatever is shown
+        if self.held is not None:  # a call started early: the world shows (and logs) it later
+            self.held.append(event)
+            return
+        self._show(event)
+
+    def release(self) -> None:
+        """What a call started early said, shown and logged now (on the world's clock)."""
+        held, self.held = self.held, None
+        for event in held or []:
+            self._show(event)
+
+    def _show(self, event: Event) -> None:
         if isinstance(event, Utterance):
             self.utterances.append(event)
         elif event.type == "memory_retrieved":
@@ -124,7 +140,6 @@ class _CaseSink:
                               + (event.decision or "-"))  # type: ignore[attr-defined]
         elif event.type == "panel_step":
             self.panel.append(f"{event.role.capitalize()}: {event.text}")  # type: ignore[attr-defined]
-        self.events.append(event.to_dict())
         self.world._emit(event, case_id=self.case_id)
 
 
@@ -142,6 +157,7 @@ class Encounter:
     timer: float = 0.0
     technician: Actor | None = None
     test_station: str | None = None
+    order: str | None = None  # the test of the current trip (the consultation's pending order, kept)
     bedside: bool = False
     result: dict[str, Any] | None = None  # the results row, once scored
     doctor_seat: Tile | None = None
@@ -149,6 +165,7 @@ class Encounter:
     held: Any = None  # the doctor's diagnosis, held while it visits the records or conference room
     trips: list[tuple[str, Tile, list[str]]] = field(default_factory=list)  # (why, where, what is said), in order
     lines: list[str] = field(default_factory=list)  # still to be said at the current stop
+    ahead: Phase | None = None  # the phase whose model call was started while the last step still showed
     started_t: float | None = None  # sim time the doctor was assigned
     judged_t: float | None = None  # sim time the verdict came
 
@@ -492,14 +509,49 @@ class World:
     def _task_ready(self, enc: Encounter) -> bool:
         return enc.task is not None and enc.task.done() and self.t - enc.task_started >= self.config.think_s
 
-    def _submit(self, enc: Encounter, fn: Callable[[], Any], thinker: Actor) -> None:
-        thinker.state = "thinking"
+    def _submit(self, enc: Encounter, fn: Callable[[], Any], thinker: Actor | None) -> None:
+        """``thinker`` None: a call started early, its events held until it is taken."""
+        if thinker is not None:
+            thinker.state = "thinking"
+        elif enc.sink is not None:
+            enc.sink.held = []
         enc.task = self.runner.submit(fn)
         enc.task_started = self.t
+
+    # A model call starts as soon as what it answers is known, while the world still shows
+    # the step before (a bubble, a walk to the lab and back): the model's time and the
+    # world's overlap instead of adding up. Not for a role a person plays: they are asked
+    # when their turn comes on screen.
+    def _may_start_early(self, enc: Encounter, role: str) -> bool:
+        return not self.is_controlled(enc.case.id, role)
+
+    def _next_doctor_call_early(self, enc: Encounter) -> None:
+        """The doctor's next turn (or the scoring, when the consultation is over) starts
+        now; the encounter enters its phase when the step on screen ends."""
+        assert enc.consultation is not None
+        if enc.task is not None or not self._may_start_early(enc, "doctor"):
+            return
+        if enc.consultation.done:
+            enc.ahead = Phase.JUDGING
+            self._submit(enc, lambda: self._judge(enc), None)
+        else:
+            enc.ahead = Phase.DOCTOR
+            self._submit(enc, enc.consultation.doctor_turn, None)
+
+    def _enter_doctor_call(self, enc: Encounter) -> None:
+        """The step on screen has ended: the doctor's call (started early or now)."""
+        assert enc.doctor is not None
+        if enc.ahead is not None:
+            enc.phase, enc.ahead = enc.ahead, None
+            enc.doctor.state = "thinking"
+        else:
+            self._start_doctor_turn(enc)
 
     def _take(self, enc: Encounter) -> Any:
         task, enc.task = enc.task, None
         assert task is not None
+        if enc.sink is not None:
+            enc.sink.release()  # a call started early: what it said is shown now
         return task.result()
 
     def _advance(self, enc: Encounter) -> None:
@@ -591,8 +643,16 @@ class World:
             route = self.router.route(a.text)
             enc.phase = Phase.TO_TEST
             self._start_test_trip(enc, a.text, route.station, route.bedside)
+            c = enc.consultation
+            assert c is not None
+            if self._may_start_early(enc, c.staff_for(a.text)):  # the result is read at the machine
+                enc.ahead = Phase.AT_TEST
+                self._submit(enc, c.answer, None)
         else:
             enc.phase = Phase.DOCTOR_SPEAKING
+            if a.kind == "ask" and self._may_start_early(enc, "patient"):  # the patient answers after the bubble
+                enc.ahead = Phase.REPLY
+                self._submit(enc, enc.consultation.answer, None)  # type: ignore[union-attr]
 
     def _on_trip(self, enc: Encounter) -> None:
         assert enc.doctor is not None
@@ -627,7 +687,11 @@ class World:
         pend = c.pending
         thinker = enc.patient if pend and pend.action.kind == "ask" else enc.doctor
         enc.phase = Phase.REPLY
-        self._submit(enc, c.answer, thinker)  # type: ignore[arg-type]
+        if enc.ahead is Phase.REPLY:
+            enc.ahead = None
+            thinker.state = "thinking"  # type: ignore[union-attr]
+        else:
+            self._submit(enc, c.answer, thinker)  # type: ignore[arg-type]
 
     def _on_reply(self, enc: Encounter) -> None:
         if not self._task_ready(enc):
@@ -640,11 +704,12 @@ class World:
             return
         enc.timer = self.t + self._say(enc.patient, rec.reply_text) if rec.reply_text else self.t
         enc.phase = Phase.REPLY_SPEAKING
+        self._next_doctor_call_early(enc)
 
     def _on_reply_speaking(self, enc: Encounter) -> None:
         if self.t >= enc.timer:
             enc.patient.state = "waiting"
-            self._start_doctor_turn(enc)
+            self._enter_doctor_call(enc)
 
     def _on_to_test(self, enc: Encounter) -> None:
         walker = enc.technician if enc.bedside else enc.patient
@@ -657,9 +722,14 @@ class World:
     def _on_at_test(self, enc: Encounter) -> None:
         c = enc.consultation
         assert c is not None and enc.technician is not None
-        if self.t >= enc.timer and enc.task is None:
+        if self.t < enc.timer:
+            return  # at the machine
+        if enc.task is None:
             self._submit(enc, c.answer, enc.technician)
             return
+        if enc.ahead is Phase.AT_TEST:
+            enc.ahead = None
+            enc.technician.state = "thinking"
         if not self._task_ready(enc):
             return
         rec = self._take(enc)
@@ -675,10 +745,11 @@ class World:
             assert enc.patient_seat is not None
             self.walk(enc.patient, enc.patient_seat, "back from the test")
         self._release_technician(enc)
+        self._next_doctor_call_early(enc)  # while the patient walks back
 
     def _on_from_test(self, enc: Encounter) -> None:
         if not enc.patient.moving:
-            self._start_doctor_turn(enc)
+            self._enter_doctor_call(enc)
 
     def _on_judging(self, enc: Encounter) -> None:
         if not self._task_ready(enc):
@@ -753,7 +824,7 @@ class World:
         self._submit(enc, lambda: self._judge(enc), enc.doctor)
 
     def _start_test_trip(self, enc: Encounter, test: str, station: str, bedside: bool) -> None:
-        enc.test_station, enc.bedside = station, bedside
+        enc.test_station, enc.bedside, enc.order = station, bedside, test
         if enc.doctor is not None:
             enc.doctor.state = "waiting"
         enc.technician = None
@@ -762,16 +833,16 @@ class World:
     def _claim_technician(self, enc: Encounter) -> None:
         """The staff member who answers the pending order (the technician, or the role the
         consultation sends it to: a nurse for vital signs) walks to do it, when free."""
-        assert enc.consultation is not None and enc.consultation.pending is not None
-        role = enc.consultation.staff_for(enc.consultation.pending.action.text)
+        assert enc.consultation is not None and enc.order is not None
+        role = enc.consultation.staff_for(enc.order)
         presence = self.staff.get(role) or self.staff.get(TECHNICIAN)
         tech = self.actors[_staff_id(role if role in self.staff else TECHNICIAN, presence)]
         if tech.case_id is not None or tech.moving:
             return  # busy: the encounter waits in "to_test"
         tech.case_id = enc.case.id
         enc.technician = tech
-        assert enc.consultation is not None and enc.consultation.pending is not None and enc.room
-        test = enc.consultation.pending.action.text
+        assert enc.room
+        test = enc.order
         if enc.bedside:
             goal = self._bedside_tile(enc)
             room = enc.room

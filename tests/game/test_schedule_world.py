@@ -89,3 +89,44 @@ def test_the_consultation_further_along_gets_the_model_before_one_that_asked_fir
         release.set()
         clock.t += 1e6  # no call is left waiting on a hold
         runner.close()
+
+
+class _Watch:
+    """Wraps every backend of a shift: at each call, whether the actor the world shows
+    speaking is the one the call answers (the call started while the bubble showed)."""
+
+    def __init__(self):
+        self.world = None
+        self.calls = []
+
+    def wrap(self, llm):
+        watch = self
+
+        class Watched:
+            name = llm.name
+
+            def generate(self, messages, params, ctx):
+                enc = next(e for e in watch.world.encounters if e.case.id == ctx.case_id)
+                w = watch.world  # a bubble with time left to show (not one ending this tick)
+                speaking = {a.id for a in w.actors.values() if a.speech and a.speech_until > w.t + 0.5}
+                watch.calls.append((ctx.role, enc.doctor.id in speaking, enc.patient.id in speaking))
+                return llm.generate(messages, params, ctx)
+
+        return Watched()
+
+
+def test_the_next_model_call_starts_while_the_last_reply_is_still_on_screen():
+    """The patient's answer is asked for while the doctor's question shows, the doctor's
+    next turn while the patient's answer shows: the model's time and the world's overlap."""
+    from game.runner import InlineRunner
+
+    watch = _Watch()
+    spec = build_spec(None, {"world.doctors": 1, "world.patients": 1})
+    world = build_shift(spec, runner=InlineRunner(), log=None, pool=LlamaPool(), gate=watch, gated=lambda kind: True)
+    watch.world = world
+    world.run(dt=0.25, max_sim_s=5000)
+    assert world.done and world.finished
+    patient = [doctor_speaks for role, doctor_speaks, _ in watch.calls if role == "patient"]
+    doctor = [patient_speaks for role, _, patient_speaks in watch.calls[1:] if role == "doctor"]
+    assert patient and all(patient), watch.calls  # while the doctor's question showed
+    assert doctor and sum(doctor) >= len(doctor) // 2, watch.calls  # most while the patient's answer showed
