@@ -1,0 +1,215 @@
+"""What a consultation costs on this machine with the embedded model, for this checkout
+and (``--before DIR``) another one, measured in one run, alternating, so the two share the
+machine's state.
+
+    .venv/bin/python benchmarks/laptop_cost.py [--before DIR] [--cases 3] [--shift-s 120]
+
+Prints, per checkout:
+- peak RSS of ``medsim consult --cases demo --case demo-007 --llm local --max-turns 6``,
+  and of ``make run``'s shift (``medsim play --cases demo --llm local``, headless, for
+  ``--shift-s`` seconds: both doctors' consultations under way);
+- per-role load time (a ``LlamaPool`` context for doctor, patient, technician, judge);
+- tokens sampled and tokens the doctor's grammar forced (where it allows exactly one
+  token: what jump-forward decoding could append without sampling), over the doctor's
+  replies of that consultation;
+- seconds per doctor turn (the consultation's doctor calls: the first, which evaluates
+  the system prompt, and the others);
+- cases per hour of ``medsim bench`` over the first ``--cases`` demo cases at
+  ``--workers 1`` and at ``--workers 2`` (batched, the default with an in-process model);
+- closeness to the limit: the consultation's model time over (evaluated tokens / prompt
+  speed + completion tokens / generation speed), both speeds measured in this run.
+
+Every figure comes from a child process running the checkout's own code (its ``medsim``
+on ``PYTHONPATH``), so the before and after columns are the two codes on one machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+CONSULT = ["consult", "--cases", "demo", "--case", "demo-007", "--llm", "local", "--max-turns", "6"]
+
+
+def _run(tree: Path, argv: list[str], timeout: float | None = None) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in GB, stdout) of ``python argv`` with the tree's code."""
+    env = dict(os.environ, PYTHONPATH=str(tree), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        p = subprocess.Popen([sys.executable, *argv], cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        except KeyboardInterrupt:
+            p.kill()
+            raise
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        text = out.read()
+    if p.returncode:
+        raise SystemExit(f"{argv} in {tree} failed ({p.returncode}):\n{text[-3000:]}")
+    return wall, ru.ru_maxrss / 1024 / 1024, text
+
+
+_PROBE = r'''
+import json, sys, time
+from agents.llm.local_model import embedded_model_path
+from agents.llm.llamacpp import LlamaPool
+path = str(embedded_model_path().resolve())
+what = sys.argv[1]
+if what == "loads":
+    pool = LlamaPool()
+    out = {}
+    for role in ("doctor", "patient", "measurement", "judge"):
+        t0 = time.perf_counter(); pool.context(path, role, 0); out[role] = time.perf_counter() - t0
+    pool.close()
+    print("PROBE " + json.dumps(out))
+elif what == "speeds":  # prompt and generation speed of the embedded model, 2 threads, one context
+    from llama_cpp import Llama
+    llm = Llama(model_path=path, n_ctx=2048, n_batch=256, n_threads=2, n_threads_batch=2, verbose=False)
+    toks = llm.tokenize(("A 54-year-old man with two hours of chest pain radiating to the left arm. " * 40).encode())
+    llm.eval(toks[:16])  # warm
+    llm.reset()
+    t0 = time.perf_counter(); llm.eval(toks[:512]); prompt = 512 / (time.perf_counter() - t0)
+    n, t0 = 0, time.perf_counter()
+    for tok in llm.generate(toks[:512], temp=0.0):
+        n += 1
+        if n >= 64:
+            break
+    gen = n / (time.perf_counter() - t0)
+    print("PROBE " + json.dumps({"prompt_tps": prompt, "gen_tps": gen}))
+elif what == "forced":  # tokens of the doctor's replies where its grammar allows exactly one
+    import ctypes
+    import numpy as np
+    import llama_cpp
+    from llama_cpp.llama_grammar import LlamaGrammar
+    from agents.events import read_events
+    from llama_cpp import Llama
+    llm = Llama(model_path=path, n_ctx=256, verbose=False, vocab_only=True)
+    vocab = llm._model.vocab
+    nv = llama_cpp.llama_vocab_n_tokens(vocab)
+    dt = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+    sampled = forced = 0
+    for e in read_events(sys.argv[2]):
+        if e.get("type") != "llm_call" or e.get("role") != "doctor" or not e.get("params", {}).get("response_schema"):
+            continue
+        g = LlamaGrammar.from_json_schema(e["params"]["response_schema"], verbose=False)
+        gs = llama_cpp.llama_sampler_init_grammar(vocab, g._grammar.encode(), g._root.encode())
+        for tok in llm.tokenize(e["output"].encode(), add_bos=False, special=False):
+            cand = np.zeros(nv, dtype=dt); cand["id"] = np.arange(nv)
+            arr = llama_cpp.llama_token_data_array(data=cand.ctypes.data_as(llama_cpp.llama_token_data_p), size=nv,
+                                                   selected=-1, sorted=False)
+            llama_cpp.llama_sampler_apply(gs, ctypes.byref(arr))
+            allowed = int(np.isfinite(cand["logit"][:arr.size]).sum())
+            if allowed == 1:
+                forced += 1
+            else:
+                sampled += 1
+            llama_cpp.llama_sampler_accept(gs, tok)
+        llama_cpp.llama_sampler_free(gs)
+    print("PROBE " + json.dumps({"sampled": sampled, "forced": forced}))
+'''
+
+
+def _probe(tree: Path, *args: str) -> dict:
+    _, _, text = _run(tree, ["-c", _PROBE, *args])
+    return json.loads([ln for ln in text.splitlines() if ln.startswith("PROBE ")][-1][6:])
+
+
+def _consult(tree: Path, work: Path) -> dict:
+    log = work / f"consult-{tree.name}.jsonl"
+    wall, rss, _ = _run(tree, ["-m", "medsim", *CONSULT, "--log", str(log)])
+    from agents.events import read_events  # this checkout's reader: the log format is shared
+
+    calls = [e for e in read_events(log) if e.get("type") == "llm_call"]
+    doctor = [c["latency_s"] for c in calls if c["role"] == "doctor"]
+    return {"wall_s": wall, "rss_gb": rss, "log": str(log),
+            "model_s": sum(c["latency_s"] for c in calls),
+            "evaluated": sum(c.get("prompt_tokens_evaluated") or 0 for c in calls),
+            "sent": sum(c["prompt_tokens"] for c in calls),
+            "completion": sum(c["completion_tokens"] for c in calls),
+            "doctor_turn_s": statistics.mean(doctor), "doctor_first_s": doctor[0],
+            "doctor_later_s": statistics.mean(doctor[1:]) if len(doctor) > 1 else float("nan"),
+            "outputs": [c["output"] for c in calls]}
+
+
+def _shift(tree: Path, work: Path, seconds: float) -> float:
+    frames = int(seconds * 60)  # the window runs at most 60 frames a second
+    _, rss, _ = _run(tree, ["-m", "medsim", "play", "--cases", "demo", "--llm", "local", "--headless",
+                            "--frames", str(frames), "--log", str(work / f"shift-{tree.name}.jsonl")])
+    return rss
+
+
+def _bench(tree: Path, work: Path, cases: int, workers: int) -> float:
+    out = work / f"bench-{tree.name}-w{workers}"
+    wall, _, _ = _run(tree, ["-m", "medsim", "bench", "--cases", "demo", "--limit", str(cases), "--llm", "local",
+                             "--max-turns", "6", "--workers", str(workers), "--out", str(out)])
+    return cases / wall * 3600
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--before", type=Path, default=None, help="a checkout of the code to compare with")
+    ap.add_argument("--cases", type=int, default=3, help="demo cases for cases per hour")
+    ap.add_argument("--shift-s", type=float, default=120.0, help="seconds of the headless shift for its peak RSS")
+    args = ap.parse_args()
+    trees = [("after", HERE)] + ([("before", args.before.resolve())] if args.before else [])
+    work = Path(tempfile.mkdtemp(prefix="laptop-cost-"))
+    res: dict[str, dict] = {label: {} for label, _ in trees}
+    steps = [("speeds", lambda t: _probe(t, "speeds")), ("loads", lambda t: _probe(t, "loads")),
+             ("consult", lambda t: _consult(t, work)), ("shift_rss_gb", lambda t: _shift(t, work, args.shift_s)),
+             ("cph_w1", lambda t: _bench(t, work, args.cases, 1)), ("cph_w2", lambda t: _bench(t, work, args.cases, 2))]
+    for i, (name, fn) in enumerate(steps):
+        for label, tree in (trees if i % 2 == 0 else trees[::-1]):
+            print(f"  {name} {label} ...", file=sys.stderr, flush=True)
+            res[label][name] = fn(tree)
+    for label, tree in trees:
+        res[label]["forced"] = _probe(HERE, "forced", res[label]["consult"]["log"])  # grammar only: same code
+    print(f"\n{os.cpu_count()} cores; embedded model; consult: medsim {' '.join(CONSULT)}")
+    cols = [label for label, _ in trees]
+    rows = []
+
+    def row(name, f):
+        rows.append((name, [f(res[c]) for c in cols]))
+
+    row("prompt speed (tokens/s, measured)", lambda r: f"{r['speeds']['prompt_tps']:.1f}")
+    row("generation speed (tokens/s, measured)", lambda r: f"{r['speeds']['gen_tps']:.1f}")
+    row("peak RSS, consult (GB)", lambda r: f"{r['consult']['rss_gb']:.2f}")
+    row(f"peak RSS, make run's shift, {args.shift_s:.0f} s (GB)", lambda r: f"{r['shift_rss_gb']:.2f}")
+    for role in ("doctor", "patient", "measurement", "judge"):
+        row(f"load time, {role} (s)", lambda r, role=role: f"{r['loads'][role]:.2f}")
+    row("consult wall (s)", lambda r: f"{r['consult']['wall_s']:.1f}")
+    row("consult model time (s)", lambda r: f"{r['consult']['model_s']:.1f}")
+    row("prompt tokens sent / evaluated", lambda r: f"{r['consult']['sent']} / {r['consult']['evaluated']}")
+    row("completion tokens", lambda r: f"{r['consult']['completion']}")
+    row("doctor's tokens sampled / grammar-forced", lambda r: f"{r['forced']['sampled']} / {r['forced']['forced']}")
+    row("seconds per doctor turn (mean)", lambda r: f"{r['consult']['doctor_turn_s']:.2f}")
+    row("  first turn / later turns", lambda r: f"{r['consult']['doctor_first_s']:.2f} / {r['consult']['doctor_later_s']:.2f}")
+    row(f"cases per hour, --workers 1 ({args.cases} cases)", lambda r: f"{r['cph_w1']:.1f}")
+    row(f"cases per hour, --workers 2, batched ({args.cases} cases)", lambda r: f"{r['cph_w2']:.1f}")
+
+    def closeness(r):
+        c, s = r["consult"], r["speeds"]
+        limit = c["evaluated"] / s["prompt_tps"] + c["completion"] / s["gen_tps"]
+        return f"{c['model_s'] / limit:.2f} (model time) {c['wall_s'] / limit:.2f} (process wall)"
+
+    row("closeness to the limit", closeness)
+    same = len(cols) == 2 and res[cols[0]]["consult"]["outputs"] == res[cols[1]]["consult"]["outputs"]
+    w = max(len(n) for n, _ in rows)
+    print(f"{'':<{w}}  " + "  ".join(f"{c:>26}" for c in cols))
+    for name, vals in rows:
+        print(f"{name:<{w}}  " + "  ".join(f"{v:>26}" for v in vals))
+    if len(cols) == 2:
+        print(f"the consultation's model outputs are {'identical' if same else 'NOT identical'} before and after")
+    print(f"(logs and bench runs under {work})")
+
+
+if __name__ == "__main__":
+    main()
