@@ -41,9 +41,12 @@ class LlamaPool:
     file (``models``), and one lock per file."""
 
     def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1,
-                 shapes: Mapping[str, tuple[int, int]] | None = None, slots: int = 2):
+                 shapes: Mapping[str, tuple[int, int]] | None = None, slots: int = 1):
         self.n_ctx = n_ctx
-        # contexts a role may have (LlamaCppLLM's per_role): each holds one conversation's cache
+        # contexts a role may have (LlamaCppLLM's per_role), each holding one conversation's
+        # cache: the live hospital, with a consultation per doctor in flight, asks for one per
+        # doctor; a batch of cases one after another keeps one, where the next case's prompt
+        # finds the system prompt it shares with the last case's conversation
         self.slots = max(1, slots)
         self.n_threads = n_threads or usable_cores()
         self.n_batch = n_batch
