@@ -63,9 +63,9 @@ def one_shift(args: argparse.Namespace) -> dict:
     spec = build_spec(None, {"llm": args.llm, "seed": args.shift, "world.doctors": args.doctors,
                              "world.patients": args.patients}, default_llm="local")
     runner = ThreadRunner(max(2, args.doctors + 1), nice=args.nice)
-    pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1))  # as medsim play: a core for the view
-    if "slots" in inspect.signature(LlamaPool).parameters:  # and a context per role and doctor
-        pool = LlamaPool(n_threads=pool.n_threads, slots=max(2, args.doctors))
+    # as medsim play: a core for the view, and (where the code has it) a context per role and doctor
+    slots = {"slots": max(2, args.doctors)} if "slots" in inspect.signature(LlamaPool).parameters else {}
+    pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1), **slots)
     player = PlayerIO()
     extra = {}
     if "gate" in inspect.signature(build_shift).parameters:  # as medsim play does, where the code has one

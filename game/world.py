@@ -509,12 +509,8 @@ class World:
     def _task_ready(self, enc: Encounter) -> bool:
         return enc.task is not None and enc.task.done() and self.t - enc.task_started >= self.config.think_s
 
-    def _submit(self, enc: Encounter, fn: Callable[[], Any], thinker: Actor | None) -> None:
-        """``thinker`` None: a call started early, its events held until it is taken."""
-        if thinker is not None:
-            thinker.state = "thinking"
-        elif enc.sink is not None:
-            enc.sink.held = []
+    def _submit(self, enc: Encounter, fn: Callable[[], Any], thinker: Actor) -> None:
+        thinker.state = "thinking"
         enc.task = self.runner.submit(fn)
         enc.task_started = self.t
 
@@ -525,6 +521,14 @@ class World:
     def _may_start_early(self, enc: Encounter, role: str) -> bool:
         return not self.is_controlled(enc.case.id, role)
 
+    def _start_early(self, enc: Encounter, phase: Phase, fn: Callable[[], Any]) -> None:
+        """``fn``, the call of ``phase``, starts now; what it says is held until it is taken."""
+        enc.ahead = phase
+        if enc.sink is not None:
+            enc.sink.held = []
+        enc.task = self.runner.submit(fn)
+        enc.task_started = self.t
+
     def _next_doctor_call_early(self, enc: Encounter) -> None:
         """The doctor's next turn (or the scoring, when the consultation is over) starts
         now; the encounter enters its phase when the step on screen ends."""
@@ -532,11 +536,9 @@ class World:
         if enc.task is not None or not self._may_start_early(enc, "doctor"):
             return
         if enc.consultation.done:
-            enc.ahead = Phase.JUDGING
-            self._submit(enc, lambda: self._judge(enc), None)
+            self._start_early(enc, Phase.JUDGING, lambda: self._judge(enc))
         else:
-            enc.ahead = Phase.DOCTOR
-            self._submit(enc, enc.consultation.doctor_turn, None)
+            self._start_early(enc, Phase.DOCTOR, enc.consultation.doctor_turn)
 
     def _enter_doctor_call(self, enc: Encounter) -> None:
         """The step on screen has ended: the doctor's call (started early or now)."""
@@ -646,13 +648,11 @@ class World:
             c = enc.consultation
             assert c is not None
             if self._may_start_early(enc, c.staff_for(a.text)):  # the result is read at the machine
-                enc.ahead = Phase.AT_TEST
-                self._submit(enc, c.answer, None)
+                self._start_early(enc, Phase.AT_TEST, c.answer)
         else:
             enc.phase = Phase.DOCTOR_SPEAKING
             if a.kind == "ask" and self._may_start_early(enc, "patient"):  # the patient answers after the bubble
-                enc.ahead = Phase.REPLY
-                self._submit(enc, enc.consultation.answer, None)  # type: ignore[union-attr]
+                self._start_early(enc, Phase.REPLY, enc.consultation.answer)  # type: ignore[union-attr]
 
     def _on_trip(self, enc: Encounter) -> None:
         assert enc.doctor is not None

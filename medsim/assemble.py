@@ -105,7 +105,6 @@ class Backends:
         self.scripted = scripted
         self.wrap = wrap
         self._built: dict[tuple[str, str | None, int], LLM] = {}
-        self._wrapped: set[tuple[str, str | None, int]] = set()
 
     @classmethod
     def for_run(cls, spec: RunSpec, units: Units, pool: LlamaPool, *, override: Mapping[str, LLM] | None = None,
@@ -123,16 +122,13 @@ class Backends:
         try:
             kind = backend_kind(rs.backend)
             key = (rs.backend, rs.model, seed if kind.seeded else 0)
-            if key not in self._built and rs.backend == "scripted" and self.scripted is not None:
-                fake = self.scripted(seed)  # the suite's own fake (OSCE's)
-                if fake is not None:
-                    self._built[key] = fake
-            if key not in self._built:  # its kind checks what it names (a gguf: path is a GGUF file)
-                self._built[key] = build_backend(rs.backend, model=rs.model, cases=self.cases, seed=seed,
-                                                 pool=self.pool)
-            if self.wrap is not None and key not in self._wrapped:
-                self._built[key] = self.wrap(kind, self._built[key])
-                self._wrapped.add(key)
+            if key not in self._built:
+                llm = None
+                if rs.backend == "scripted" and self.scripted is not None:
+                    llm = self.scripted(seed)  # the suite's own fake (OSCE's)
+                if llm is None:  # its kind checks what it names (a gguf: path is a GGUF file)
+                    llm = build_backend(rs.backend, model=rs.model, cases=self.cases, seed=seed, pool=self.pool)
+                self._built[key] = llm if self.wrap is None else self.wrap(kind, llm)
         except BackendSpecError as e:
             raise AssemblyError(f"roles.{role}.backend: {e}") from None
         return self._built[key]

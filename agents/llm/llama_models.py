@@ -56,32 +56,28 @@ def _borrowing(model: Any) -> Iterator[None]:
 
 class ModelStore:
     """A process's loaded models, one per file (its resolved path); ``loads`` counts the
-    loads per file, ``contexts`` the contexts built over them. :meth:`llama` returns a new ``Llama`` (a context of its own) over the
-    file's model; :meth:`close` frees every ``Llama`` it built, then the models."""
+    loads per file, ``contexts`` the contexts built over them. :meth:`llama` returns a new
+    ``Llama`` (a context of its own) over the file's model; :meth:`close` frees every
+    ``Llama`` it built, then the models."""
 
     def __init__(self) -> None:
         self._owners: dict[str, Any] = {}  # path -> the Llama whose LlamaModel the others borrow
         self._built: list[Any] = []
         self.loads: Counter[str] = Counter()
         self.contexts: Counter[str] = Counter()  # contexts built over each file's model
-        self.load_s: dict[str, float] = {}  # path -> seconds its one load took
 
     def llama(self, path: str, **kwargs: Any) -> Any:
         """``Llama(model_path=path, **kwargs)``, over the file's one loaded model. Raises
         what ``Llama`` raises (``ValueError`` for a file it cannot load)."""
-        import time
-
         from llama_cpp import Llama
 
         path = str(Path(path).expanduser().resolve())
         with _BUILD:
             owner = self._owners.get(path)
             if owner is None:
-                t0 = time.perf_counter()
                 with quiet_native():  # the owner: a tiny context that never decodes
                     owner = Llama(model_path=path, n_ctx=256, n_batch=256, n_threads=1, verbose=False,
                                   use_mmap=False)
-                self.load_s[path] = time.perf_counter() - t0
                 self.loads[path] += 1
                 self._owners[path] = owner
             with _borrowing(owner._model), quiet_native():

@@ -5,8 +5,8 @@ One model file may serve several roles. The file is loaded once per pool (its
 over that one model, so that its conversation stays prefix-stable and the KV cache is
 reused from turn to turn (only the new tokens are evaluated); all calls to one model file
 are serialised by one lock, since a loaded model is not thread-safe. Contexts are created
-lazily and kept by the :class:`LlamaPool`, which the CLI creates once per run. A pool given several sequences for
-a file (``n_seq``, or ``shapes`` per file) decodes that file's concurrent calls together
+lazily and kept by the :class:`LlamaPool`, which the CLI creates once per run. A pool
+given several sequences for a file (``n_seq``, or ``shapes`` per file) decodes that file's concurrent calls together
 instead (:mod:`agents.llm.batched`; ``medsim bench --workers N`` with an in-process model,
 unless ``--no-batched``; built by :func:`medsim.assemble.pool_for`).
 """
@@ -283,9 +283,7 @@ class LlamaCppLLM:
             after = list(llm._input_ids)
             # llama-cpp-python evaluates only the part of the prompt that differs from the
             # tokens already in the context (it re-evaluates at least one token).
-            from llama_cpp import Llama
-
-            reused = Llama.longest_token_prefix(before, after[:pt])
+            reused = common_prefix(before, after[:pt])
             evaluated = max(1, pt - reused) if pt else 0
         choice = r["choices"][0]
         return Output(

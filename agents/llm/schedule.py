@@ -3,11 +3,10 @@
 In the live hospital two consultations (or more) share one in-process model, which runs
 one call at a time. Served in arrival order, each waits for the other at every turn, and
 the first diagnosis comes only after both have done most of their work. A
-:class:`ModelGate` serves the waiting call of the consultation furthest along first (its
-turn; on a tie, the consultation that came first), and keeps the model for that
-consultation for ``hold_s`` after each of its calls. How far along a consultation is: its
-turn, then the calls it has made in that turn (the doctor's call comes before the patient's
-reply to it). the world shows its reply (a speech
+:class:`ModelGate` serves the waiting call of the consultation furthest along first: the
+later turn, then the more calls made in that turn (the doctor's call comes before the
+patient's reply to it), then the consultation that came first. It keeps the model for that
+consultation for ``hold_s`` after each of its calls: the world shows its reply (a speech
 bubble, a walk to the lab) before it asks again, and a call of another consultation
 started in that gap would keep it waiting for that call's whole length. Past ``hold_s``
 (a long walk, a person thinking) the others may run.
