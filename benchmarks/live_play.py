@@ -1,7 +1,8 @@
 """The live hospital with the embedded model, as `make run` shows it, under a real X
 display (Xvfb), over several shifts: the time to the first judged diagnosis, the time
 each consultation takes, the frame time while model calls run, and the longest wait with
-nothing new in the dialogue panel.
+nothing new in the dialogue panel: no new line ("quiet max"), and no new line nor a new
+activity row, the panel's "who walks where, who is thinking" ("news gap").
 
     .venv/bin/python benchmarks/live_play.py [--shifts 5] [--seconds 300] [--before DIR]
 
@@ -86,6 +87,9 @@ def one_shift(args: argparse.Namespace) -> dict:
         said: dict[str, str | None] = {}
         last_new = t_open = time.perf_counter()
         quiet = 0.0
+        activity = getattr(world, "activity", None)  # the panel's activity row, where the code has one
+        doing: dict[str, str | None] = {}
+        last_news, news_gap = last_new, 0.0
         first = None
         while time.perf_counter() - t_open < args.seconds and not world.done:
             dt = clock.tick(60) / 1000.0
@@ -109,6 +113,13 @@ def one_shift(args: argparse.Namespace) -> dict:
                     quiet = max(quiet, now - last_new) if started else quiet
                     last_new = now
                 said[a.id] = a.speech
+            if last_new == now:
+                news_gap, last_news = max(news_gap, now - last_news) if started else news_gap, now
+            for e in world.encounters if activity else ():  # or a new activity row (who walks, who thinks)
+                what = activity(e) if e.sink is not None else None
+                if what and doing.get(e.case.id) != what:
+                    news_gap, last_news = max(news_gap, now - last_news) if started else news_gap, now
+                doing[e.case.id] = what
             if first is None and world.finished:
                 first = now - t_open
                 print(f"  seed {args.shift}: first judged diagnosis after {first:.1f} s "
@@ -117,7 +128,7 @@ def one_shift(args: argparse.Namespace) -> dict:
                     break
         s = world.stats()
         out.update(first_s=first, consult_s=took, frames_busy=len(busy), p95_busy_ms=pct(busy, 0.95),
-                   p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet,
+                   p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet, news_gap_s=news_gap if activity else None,
                    wall_s=time.perf_counter() - t_open, seen=s["seen"], patients=s["patients"])
     finally:
         player.close()
@@ -145,15 +156,16 @@ def _table(label: str, rs: list[dict]) -> None:
     got = [f for f in firsts if f is not None]
     consult = [c for r in ok for c in r["consult_s"]]
     print(f"\n{label}: {len(rs)} shifts ({len(rs) - len(ok)} failed to run)")
-    print("  seed  first diagnosis  consultations (s)         frame p95 busy  quiet max  seen")
+    print("  seed  first diagnosis  consultations (s)         frame p95 busy  quiet max  news gap  seen")
     for r in rs:
         if "error" in r:
             print(f"  {r['seed']:>4}  {r['error']}")
             continue
         f = f"{r['first_s']:.1f} s" if r["first_s"] is not None else "none"
         c = ", ".join(f"{x:.0f}" for x in r["consult_s"]) or "-"
+        news = f"{r['news_gap_s']:.1f} s" if r.get("news_gap_s") is not None else "-"
         print(f"  {r['seed']:>4}  {f:>15}  {c:<24}  {r['p95_busy_ms']:>11.1f} ms  {r['quiet_max_s']:>7.1f} s  "
-              f"{r['seen']}/{r['patients']}")
+              f"{news:>8}  {r['seen']}/{r['patients']}")
     if got:
         print(f"  first diagnosis: median {statistics.median(got):.1f} s, min {min(got):.1f}, max {max(got):.1f}; "
               f"within 180 s in {sum(f <= 180 for f in got)}/{len(firsts)}, later than 240 s or none in "

@@ -290,6 +290,35 @@ class World:
         c = self.controlled
         return c is not None and self.actor_for(case_id, role) == c
 
+    def activity(self, enc: Encounter) -> str | None:
+        """What the consultation is doing while none of its lines is being said: who walks
+        where, who the model is answering for (a call started early is named beside the
+        step on screen). None while a line shows and nothing runs behind it. Read from the
+        encounter's phase and its model call; nothing is invented."""
+        doc = enc.doctor.id if enc.doctor else "the doctor"
+        pid, room = enc.patient.id, (enc.room or "the room").replace("_", " ")
+        test, tech = enc.order or "the test", (enc.technician.id if enc.technician else "the technician")
+        now = {
+            Phase.CHECKIN: f"{pid} walks to reception",
+            Phase.CHECKIN_WAIT: f"{pid} checks in",
+            Phase.WAITING: f"{pid} waits for a doctor and a room",
+            Phase.GATHERING: f"{doc} and {pid} walk to {room}",
+            Phase.DOCTOR: f"{doc} is thinking",
+            Phase.REPLY: f"{pid} is answering",
+            Phase.TO_TEST: f"{tech} walks to the bedside for {test}" if enc.bedside else f"{pid} goes for {test}",
+            Phase.AT_TEST: f"{tech} does {test}",
+            Phase.FROM_TEST: f"{pid} walks back to {room}",
+            Phase.TRIP: f"{doc} walks to {enc.doctor.purpose}" if enc.doctor and enc.doctor.purpose else "",
+            Phase.TRIP_BACK: f"{doc} walks back to {pid}",
+            Phase.JUDGING: "the judge reads the diagnosis",
+            Phase.FILING: f"{doc} files the case",
+        }.get(enc.phase, "")  # the speaking phases: the bubble says it
+        behind = {Phase.DOCTOR: f"{doc} thinks ahead", Phase.REPLY: f"{pid} thinks of an answer",
+                  Phase.AT_TEST: "the result is being read", Phase.JUDGING: "the judge reads the diagnosis"}
+        if enc.ahead in behind and enc.ahead is not enc.phase and enc.task is not None and not enc.task.done():
+            now = f"{now}; {behind[enc.ahead]}" if now else behind[enc.ahead]
+        return now or None
+
     def take_control(self, actor_id: str) -> None:
         """A person takes an agent over: its next turn (in any consultation) is theirs."""
         if self.player is None:
@@ -574,16 +603,23 @@ class World:
         pass  # _assign_doctors calls the patient in
 
     def _on_gathering(self, enc: Encounter) -> None:
+        if enc.consultation is None and enc.doctor and self._may_start_early(enc, "doctor"):
+            self._open_consultation(enc)  # the doctor's first turn is thought out on the way to the room
+            self._next_doctor_call_early(enc)
         if enc.doctor and not enc.doctor.moving and not enc.patient.moving:
-            enc.sink = _CaseSink(self, enc.case.id)
-            try:
-                enc.consultation = self.engine(enc.case, enc.sink, cast=self._cast_for(enc))
-            except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
-                enc.consultation = Consultation(enc.case, _Absent.cast(), self.config.consultation, enc.sink)
-                enc.consultation.fail(f"internal error: {type(e).__name__}: {e}")
+            if enc.consultation is None:
+                self._open_consultation(enc)
             enc.doctor.facing = ("down" if enc.patient_seat and enc.doctor_seat and enc.patient_seat.y > enc.doctor_seat.y
                                  else "left")
-            self._start_doctor_turn(enc)
+            self._enter_doctor_call(enc)
+
+    def _open_consultation(self, enc: Encounter) -> None:
+        enc.sink = _CaseSink(self, enc.case.id)
+        try:
+            enc.consultation = self.engine(enc.case, enc.sink, cast=self._cast_for(enc))
+        except Exception as e:  # noqa: BLE001 - a cast that cannot be built is this case's error
+            enc.consultation = Consultation(enc.case, _Absent.cast(), self.config.consultation, enc.sink)
+            enc.consultation.fail(f"internal error: {type(e).__name__}: {e}")
 
     def _on_doctor(self, enc: Encounter) -> None:
         if not self._task_ready(enc):

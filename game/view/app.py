@@ -108,6 +108,7 @@ class SimulationScreen(Screen):
         self.speed_i = 1
         self.selected: str | None = None
         self.scroll = 0  # dialogue lines scrolled up from the bottom
+        self._status_since: tuple[str, float] | None = None  # the panel's activity line and when it began
         self.show_sheet = True  # the case sheet of the patient or technician a person plays (F2)
         self.sheet_scroll = 0  # its lines scrolled down from the top
         self.sheet_drawn: list[str] = []  # the sheet's lines on screen in the last frame
@@ -764,6 +765,20 @@ class SimulationScreen(Screen):
             items.append((u.speaker, line))
         return f"{enc.case.id}: {enc.case.demographics}", items
 
+    def _status(self) -> str:
+        """The panel's consultation's activity (``World.activity``) with the seconds it has
+        lasted on this screen; "" when a line of it is being said."""
+        enc = getattr(self, "_panel_enc", None)
+        now = self.world.activity(enc) if enc is not None else None
+        if not now:
+            self._status_since = None
+            return ""
+        since = self._status_since
+        if since is None or since[0] != now:
+            self._status_since = since = (now, time.monotonic())
+        waited = int(time.monotonic() - since[1])
+        return f"… {now}" + (f" ({waited} s)" if waited >= 2 else "")
+
     def _panel_header(self) -> tuple[str, str, tuple[int, int, int]]:
         """The room, the doctor and the verdict of the consultation in the panel."""
         enc = getattr(self, "_panel_enc", None)
@@ -798,7 +813,8 @@ class SimulationScreen(Screen):
         sheet = self.case_sheet()
         if sheet is not None and (sheet.case_id, sheet.role) != getattr(self, "_sheet_for", None):
             self._sheet_for, self.sheet_scroll = (sheet.case_id, sheet.role), 0  # another case: from its top
-        key = (title, len(items), items[-1] if items else None, self.scroll, self._panel_header(), screen.get_size(),
+        status = self._status()
+        key = (title, len(items), items[-1] if items else None, self.scroll, self._panel_header(), screen.get_size(), status,
                sum(1 for n in self.world.notices if n.kind == "image"), sheet, self.show_sheet, self.sheet_scroll,
                getattr(self.request(), "id", None) if sheet is not None else None)
         self._panel_drawn = key != getattr(self, "_panel_key", None)
@@ -829,7 +845,7 @@ class SimulationScreen(Screen):
         avail = rect.bottom - top
         budget = min(avail - 4 * per, max(avail // 2, avail - per * len(lines) - 16))
         top = self._draw_sheet(screen, sheet, x0, top, budget)
-        room = (rect.bottom - top - 6) // per
+        room = (rect.bottom - top - 6 - (per + 4 if status else 0)) // per
         end = max(0, len(lines) - self.scroll)
         start = max(0, end - room)
         y = top
@@ -841,6 +857,8 @@ class SimulationScreen(Screen):
                 self._panel_links.append((pygame.Rect(x0, y, PANEL_W, per), self._line_images[n]))
             screen.blit(self.text.render(line, 18, colour), (x0 + 12, y))
             y += per
+        if status and not self.scroll:  # under the last line (a row is kept for it): what the consultation does until the next
+            screen.blit(self.text.render(status[:52], 17, (150, 190, 240)), (x0 + 12, min(y, rect.bottom - per - 4)))
 
     def _draw_sheet(self, screen: pygame.Surface, sheet: CaseSheet | None, x0: int, top: int, budget: int) -> int:
         """The case sheet of the role the person plays (the patient's facts, the

@@ -120,3 +120,24 @@ def test_the_window_checks_its_size_and_escapes_text(display):
     text = TextCache()
     shown = text.render("a\x1b[31m\u202eb", 18)
     assert shown.get_size() == text.render("a\\x1b[31m\\u202eb", 18).get_size()
+
+
+def test_the_panel_says_what_its_consultation_does_between_lines(display):
+    screen = pygame.display.set_mode((1280, 720))
+    w, ui = shift((1280, 720))
+    seen = set()
+    for _ in range(20000):
+        ui.stack.update(0.05)
+        ui.stack.draw(screen)
+        enc = ui._panel_enc  # noqa: SLF001 - the consultation the panel shows
+        if enc is None:
+            continue
+        status = ui._status()  # noqa: SLF001
+        now = w.activity(enc)
+        assert status == ("" if now is None else status) and (now is None or status.startswith(f"… {now}"))
+        if enc.phase is Phase.TO_TEST:
+            assert enc.order in status, status
+        seen.add(enc.phase if status else None)
+        if w.done:
+            break
+    assert {Phase.GATHERING, Phase.TO_TEST, Phase.FROM_TEST, Phase.FILING} <= seen, seen

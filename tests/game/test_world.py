@@ -288,3 +288,68 @@ def test_a_shift_of_focused_doctors_diagnoses_every_patient(tmp_path):
     w.run(dt=0.25, max_sim_s=20000)
     s = w.stats()
     assert w.done and s["seen"] == 3 and s["diagnosed"] == 3 and s["errors"] == 0
+
+
+def _bubble_of(w, enc):
+    """A line of this consultation on screen (a speech bubble of one of its actors)."""
+    people = [enc.doctor, enc.patient, enc.technician]
+    return any(a is not None and a.speech for a in people)
+
+
+def test_a_consultation_always_shows_what_it_is_doing_between_its_lines(tmp_path):
+    """The dialogue panel's activity row: between two lines of a consultation the world
+    says what is happening (who walks where, who is thinking, which test runs), read
+    from the encounter; no stretch of a shift leaves a started consultation silent."""
+    cases, _ = load_cases("demo")
+    llm = ScriptedLLM({c.id: c for c in cases}, seed=1)
+    w = _world(load_map(small_hospital(tmp_path)), cases, llm, WorldConfig(doctors=2, patients=4))
+    w.reset(1)
+    silent: dict[str, float] = {}
+    worst, tested = 0.0, 0
+    while not w.done and w.t < 20000:
+        w.step(0.25)
+        for enc in w.encounters:
+            if enc.sink is None or enc.phase.value in ("done", "filing"):
+                continue
+            said = w.activity(enc)
+            if enc.phase.value == "at_test":
+                assert said and enc.order in said, (said, enc.order)  # names the test being done
+                tested += 1
+            if enc.phase.value == "doctor":
+                assert said and "thinking" in said
+            if said or _bubble_of(w, enc):
+                silent.pop(enc.case.id, None)
+            else:
+                silent.setdefault(enc.case.id, w.t)
+                worst = max(worst, w.t - silent[enc.case.id])
+    assert w.done and tested
+    assert worst <= 0.5, worst  # at most a step or two between a line ending and the next news
+
+
+def test_a_call_started_early_is_named_beside_the_step_on_screen(tmp_path):
+    import time
+
+    from game.runner import ThreadRunner
+
+    cases, _ = load_cases("demo")
+    runner = ThreadRunner(2)
+    try:
+        w = _world(load_map(small_hospital(tmp_path)), cases, _Slow(ScriptedLLM({c.id: c for c in cases}), 0.3),
+                   WorldConfig(doctors=1, patients=1), runner=runner)
+        w.reset(0)
+        seen: dict[str, set[str]] = {}
+        deadline = time.time() + 120
+        while not w.done and time.time() < deadline:
+            w.step(0.25)
+            for enc in w.encounters:
+                said = w.activity(enc)
+                if said and ";" in said:
+                    seen.setdefault(enc.phase.value, set()).add(said.split("; ")[1])
+            time.sleep(0.002)
+        assert w.done
+        assert seen.get("gathering") == {"doctor-1 thinks ahead"}, seen  # the first turn, on the way in
+        assert seen.get("to_test") == {"the result is being read"}, seen  # on the way to the machine
+        assert seen.get("from_test") == {"doctor-1 thinks ahead"}, seen  # the next turn, on the way back
+        assert "at_test" not in seen, seen  # the step on screen is the call: said once
+    finally:
+        runner.close()
