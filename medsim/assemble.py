@@ -121,13 +121,14 @@ class Backends:
             return self.override[role]
         try:
             kind = backend_kind(rs.backend)
-            key = (rs.backend, rs.model, seed if kind.seeded else 0)
+            key = (rs.backend, rs.model, seed if kind.seeded else 0, rs.history)
             if key not in self._built:
                 llm = None
                 if rs.backend == "scripted" and self.scripted is not None:
                     llm = self.scripted(seed)  # the suite's own fake (OSCE's)
                 if llm is None:  # its kind checks what it names (a gguf: path is a GGUF file)
-                    llm = build_backend(rs.backend, model=rs.model, cases=self.cases, seed=seed, pool=self.pool)
+                    llm = build_backend(rs.backend, model=rs.model, cases=self.cases, seed=seed, pool=self.pool,
+                                        **({"history": rs.history} if rs.history else {}))
                 self._built[key] = llm if self.wrap is None else self.wrap(kind, llm)
         except BackendSpecError as e:
             raise AssemblyError(f"roles.{role}.backend: {e}") from None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import agents.suites.builtin  # noqa: F401 - registers the suites medsim ships
+from agents.llm.a2a import HISTORIES as A2A_HISTORIES
 from agents.llm.registry import backend_kind
 from agents.protocol import DOCTOR_STRATEGIES
 from agents.llm.spec import (BackendSpecError, check_backend_spec, decodes_batched, describe_spec, is_in_process,
@@ -59,8 +60,9 @@ class RoleSpec:
     timeout_s: float = 120.0  # the whole model call
     retries: int = 3  # after the first attempt, on transient backend errors
     backoff_s: float = 1.0  # first retry wait; doubles
+    history: str | None = None  # a2a: only: "full" sends the whole conversation each call (None: the agent keeps it)
 
-    KEYS = ("backend", "model", "temperature", "max_tokens", "timeout_s", "retries", "backoff_s")
+    KEYS = ("backend", "model", "temperature", "max_tokens", "timeout_s", "retries", "backoff_s", "history")
 
     @classmethod
     def parse(cls, role: str, d: Mapping[str, Any], *, llm: str, model: str | None,
@@ -94,6 +96,13 @@ class RoleSpec:
         if backend == "none" and not people:
             raise SpecError(f"{path}backend: the {suite} suite needs a model for the {role}, not 'none'",
                           key=path + "backend")
+        history = _str(d, "history", path, optional=True, default=None)
+        if history is not None and history not in A2A_HISTORIES:
+            raise SpecError(f"{path}history: one of {', '.join(A2A_HISTORIES)} ('full': the whole conversation is "
+                            f"sent each turn, for an agent that keeps none), not {history!r}", key=path + "history")
+        if history is not None and backend_kind(backend).name != "a2a":
+            raise SpecError(f"{path}history: only an a2a: backend keeps a conversation to choose for, not "
+                            f"{redact_backend_spec(backend)}", key=path + "history")
         return cls(
             backend=backend, model=mdl,
             temperature=_float(d, "temperature", path, lo=0.0, hi=2.0, default=own.get("temperature", dflt.temperature)),
@@ -101,6 +110,7 @@ class RoleSpec:
             timeout_s=_float(d, "timeout_s", path, lo=0.0, default=120.0, strict_lo=True),
             retries=_int(d, "retries", path, lo=0, default=3),
             backoff_s=_float(d, "backoff_s", path, lo=0.0, default=1.0),
+            history=None if history == "agent" else history,
         )
 
     def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:

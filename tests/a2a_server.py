@@ -17,7 +17,8 @@ calls go wrong instead: "rpc_error" (JSON-RPC -32603, internal error), "rpc_fata
 (-32602, invalid params), "garbage" (a 200 whose body is not JSON), "http500",
 "failed" (a Task in state "failed", its status message ``fail_text``), "not_a_result" (a result that is neither),
 "key_echo" (a reply quoting the request's Authorization header), "huge" (a reply of
-``huge`` characters). Every request is kept in ``requests``; the texts each context
+``huge`` characters). ``streaming`` (see ``_stream``) makes the card advertise streaming
+and ``message/stream`` answer with server-sent events. Every request is kept in ``requests``; the texts each context
 received in ``contexts``.
 """
 from __future__ import annotations
@@ -58,6 +59,7 @@ class A2AAgent(ThreadingHTTPServer):
         self.huge = 100_000
         self.fail_text = "the model crashed"
         self._faults: list[str] = []
+        self.streaming: str | None = None  # the card advertises streaming; message/stream answers by this
 
     @property
     def url(self) -> str:
@@ -74,7 +76,7 @@ class A2AAgent(ThreadingHTTPServer):
 
     def card(self) -> dict[str, Any]:
         return {"name": "Fake A2A Doctor", "description": "a doctor for medsim's tests", "url": self.url,
-                "version": "1.2.3", "protocolVersion": "0.3.0", "capabilities": {"streaming": False},
+                "version": "1.2.3", "protocolVersion": "0.3.0", "capabilities": {"streaming": bool(self.streaming)},
                 "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
                 "skills": [{"id": "consult", "name": "consult", "description": "talks with patients", "tags": []}]}
 
@@ -135,6 +137,9 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "tasks/get":
             self._json({"jsonrpc": "2.0", "id": rid, "result": self._poll(params.get("id"))})
             return
+        if method == "message/stream" and s.streaming:
+            self._stream(rid, params["message"])
+            return
         if method != "message/send":
             self._json({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "method not found"}})
             return
@@ -185,6 +190,56 @@ class _Handler(BaseHTTPRequestHandler):
                 s.tasks[task_id] = {"polls_left": s.polls, "context": context, "parts": parts}
             result = {"kind": "task", "id": task_id, "contextId": context, "status": {"state": "working"}}
         self._json({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def _stream(self, rid: Any, msg: dict[str, Any]) -> None:
+        """message/stream as server-sent events, written a few bytes at a time (an event
+        is split across reads). ``streaming``: "chunks" (a task, then the reply as
+        artifact chunks with append, then completed and final, the stream left open 3 s), "forever" (working
+        status events that never end), "huge" (chunks without end), "cut" (working, then
+        the stream closes: the task is polled), "error" (a JSON-RPC error event)."""
+        s = self.server
+        context = msg.get("contextId") or str(uuid.uuid4())
+        text = " ".join(p.get("text", "") for p in msg.get("parts", []) if p.get("kind") == "text")
+        reply = s.reply_for(context, text)
+        task_id = str(uuid.uuid4())
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+        def event(result: Any, *, error: Any = None) -> None:
+            doc = {"jsonrpc": "2.0", "id": rid, **({"error": error} if error else {"result": result})}
+            data = f"event: message\ndata: {json.dumps(doc)}\n\n".encode()
+            for i in range(0, len(data), 5):
+                self.wfile.write(data[i:i + 5])
+                self.wfile.flush()
+
+        status = {"kind": "status-update", "taskId": task_id, "contextId": context, "final": False,
+                  "status": {"state": "working"}}
+        event({"kind": "task", "id": task_id, "contextId": context, "status": {"state": "submitted"}})
+        try:
+            if s.streaming == "error":
+                event(None, error={"code": -32603, "message": "the stream broke"})
+            elif s.streaming == "cut":
+                with s.lock:
+                    s.tasks[task_id] = {"polls_left": 1, "context": context, "parts": [{"kind": "text", "text": reply}]}
+                event(status)
+            elif s.streaming == "forever":
+                while True:
+                    event(status)
+                    threading.Event().wait(0.05)
+            else:
+                pieces = [reply[i:i + 4] for i in range(0, len(reply), 4)] if s.streaming == "chunks" else None
+                n = 0
+                while pieces is None or n < len(pieces):
+                    part = pieces[n] if pieces is not None else "x" * 1000
+                    event({"kind": "artifact-update", "taskId": task_id, "contextId": context, "append": n > 0,
+                           "artifact": {"artifactId": "a1", "parts": [{"kind": "text", "text": part}]}})
+                    n += 1
+                event({**status, "final": True, "status": {"state": "completed"}})
+                threading.Event().wait(3)  # the stream stays open after the answer: a client reads up to it
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped reading
 
     def _poll(self, task_id: Any) -> dict[str, Any]:
         s = self.server

@@ -2,14 +2,31 @@
 role's backend: ``a2a:URL`` brings your own doctor the way OSCE-Project's leaderboard
 talks to one.
 
-Each call POSTs ``message/send`` to the URL as given (never to the URL the agent's card
-names, never after a redirect). The result is a Message (its text parts are the reply)
-or a Task: ``completed`` or ``input-required`` gives the text of its artifacts, else of
-its status message; ``submitted`` or ``working`` is polled with ``tasks/get`` until it
-ends or the call's deadline (``GenerateParams.timeout_s``, for the whole call) passes;
-``failed``, ``rejected``, ``canceled`` and ``auth-required`` are errors. A JSON-RPC
-error is an :class:`LLMError` naming its code and message (internal and server errors
-are transient: the role's RetryPolicy retries them).
+Two protocol versions are spoken (:class:`Dialect`): **1.0** (a2a-sdk 1.x: methods
+``SendMessage``, ``GetTask``, ``SendStreamingMessage``, an ``A2A-Version: 1.0`` header,
+results wrapped as ``{"message": ...}`` / ``{"task": ...}``, parts without ``kind``,
+enum names such as ``TASK_STATE_COMPLETED``) and **0.3** (``message/send``,
+``tasks/get``, ``message/stream``). The preflight (:func:`check_agent`) reads the card's
+interfaces (1.0's ``supportedInterfaces``; 0.3's ``url``, ``preferredTransport``,
+``protocolVersion`` and ``additionalInterfaces``) and picks the newest JSON-RPC
+interface medsim speaks; a card that offers only gRPC, HTTP+JSON (REST) or another
+protocol version is refused before the run, naming what it offers. A backend used
+without a preflight reads the card on its first call (no card: 0.3, as before cards
+named versions); its name stays the one the run recorded.
+
+Each call POSTs to the URL as given (never to the URL the agent's card names, never
+after a redirect). The result is a Message (its text parts are the reply) or a Task:
+``completed`` or ``input-required`` gives the text of its artifacts (the text parts of
+one artifact concatenated, as the chunks of a streamed artifact are pieces of one text;
+separate artifacts on separate lines), else of its status message; ``submitted`` or
+``working`` is polled until it ends or the call's deadline (``GenerateParams.timeout_s``,
+for the whole call) passes; ``failed``, ``rejected``, ``canceled`` and ``auth-required``
+are errors. Where the card advertises streaming the call is the streaming method and
+its server-sent events are read as they arrive (:class:`_StreamView`: task snapshots,
+status updates, artifact chunks with ``append``) up to the event that answers, within
+the same deadline and byte cap; a stream that closes before it answers is polled. A
+JSON-RPC error is an :class:`LLMError` naming its code and message (internal and server
+errors are transient: the role's RetryPolicy retries them).
 
 An agent keeps its own conversation per ``contextId``, while medsim's participants send
 the whole chat each call. So the backend keeps, per (role, case) of the
@@ -20,7 +37,9 @@ again (a guard's correction: ``message`` + ``\\n(correction)``) sends only the
 correction, in the same context; anything else starts a new context whose first message
 carries the system prompt between ``[INSTRUCTIONS]`` / ``[END OF INSTRUCTIONS]`` lines
 and any earlier turns as a ``[CONVERSATION SO FAR]`` block. An agent that returns no
-contextId is sent the whole conversation every time. Two encounters whose
+contextId is sent the whole conversation every time, and so is every agent of a role
+whose spec says ``history = "full"`` (an agent that keeps no history per context, as
+OSCE-Project's doctor: each call a new context with the instructions and the dialogue). Two encounters whose
 conversations are the same so far may swap contexts: they have shown the agent the same
 messages.
 
@@ -47,7 +66,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
@@ -58,8 +77,8 @@ from agents.llm.transport import (BaseURL, Reply, TransportFailure, auth_headers
 from agents.llm.url_secrets import redact_url
 from agents.textsafe import printable
 
-__all__ = ["A2A_KEY_ENV", "A2ALLM", "AgentCard", "CARD_PATHS", "HISTORY_CLOSE", "HISTORY_OPEN", "INSTRUCTIONS_CLOSE",
-           "INSTRUCTIONS_OPEN", "check_agent", "parse_agent_url"]
+__all__ = ["A2A_KEY_ENV", "A2ALLM", "AgentCard", "CARD_PATHS", "DIALECTS", "Dialect", "HISTORIES", "HISTORY_CLOSE",
+           "HISTORY_OPEN", "INSTRUCTIONS_CLOSE", "INSTRUCTIONS_OPEN", "check_agent", "parse_agent_url"]
 
 A2A_KEY_ENV: tuple[str, ...] = ("MEDSIM_API_KEY",)
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")  # the current name, then the older one
@@ -81,6 +100,7 @@ _ANSWERED = frozenset({"completed", "input-required"})
 _FAILED = {"failed": True, "unknown": True, "rejected": False, "canceled": False, "auth-required": False}
 # JSON-RPC codes a retry may cure: internal error, and the implementation-defined server error
 _TRANSIENT_CODES = frozenset({-32603, -32000})
+HISTORIES = ("agent", "full")  # who keeps the conversation: the agent (per contextId), or no one (send it all)
 
 
 # ---------------------------------------------------------------------------- the URL and the card
@@ -117,18 +137,63 @@ def _quote(value: str, secrets: Sequence[str], limit: int = SNIPPET_CHARS) -> st
 
 
 @dataclass(frozen=True)
+class Dialect:
+    """How one protocol version of A2A's JSON-RPC binding is spoken: its method names,
+    the header that names the version, and the shapes of what is sent and returned."""
+
+    version: str  # "1.0" or "0.3"
+    send: str
+    get: str
+    stream: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def message(self, text: str, *, context_id: str | None, task_id: str | None) -> dict[str, Any]:
+        """A user message carrying ``text`` (1.0: no ``kind``, protobuf enum names)."""
+        msg: dict[str, Any] = ({"role": "ROLE_USER", "parts": [{"text": text}]} if self.version == "1.0"
+                               else {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": text}]})
+        msg["messageId"] = str(uuid.uuid4())
+        if context_id:
+            msg["contextId"] = context_id
+        if task_id:
+            msg["taskId"] = task_id
+        return msg
+
+
+V1_0 = Dialect("1.0", "SendMessage", "GetTask", "SendStreamingMessage", (("A2A-Version", "1.0"),))
+V0_3 = Dialect("0.3", "message/send", "tasks/get", "message/stream")
+DIALECTS = {"1.0": V1_0, "0.3": V0_3}  # the protocol versions medsim speaks, the newest first
+
+
+def _dialect_of(version: str) -> Dialect | None:
+    """1.x -> 1.0; 0.3.x -> 0.3; anything else: not spoken."""
+    parts = version.strip().lstrip("vV").split(".")
+    if parts[0] == "1":
+        return V1_0
+    if parts[0] == "0" and len(parts) > 1 and parts[1] == "3":
+        return V0_3
+    return None
+
+
+@dataclass(frozen=True)
 class AgentCard:
     """What an agent's card says about it (shown text: escaped, cut short, scrubbed)."""
 
     name: str
     version: str
     url: str  # the endpoint the card names (redacted); medsim posts to the URL it was given
-    protocol_version: str
+    protocol_version: str  # as the card gives it for the interface medsim speaks to ("1.0", "0.3.0")
     card_path: str  # where the card was found
+    interfaces: tuple[str, ...] = ()  # what the card offers, "BINDING VERSION" each
+    streaming: bool = False  # the card advertises streamed replies (SSE)
 
     @property
     def label(self) -> str:
         return f"{self.name}@{self.version}" if self.version else self.name
+
+    @property
+    def dialect(self) -> Dialect:
+        """How medsim speaks to it (a card from before versions were named: 0.3)."""
+        return _dialect_of(self.protocol_version) or V0_3
 
 
 def _card_targets(base: BaseURL) -> list[str]:
@@ -160,10 +225,48 @@ def _read_card(reply: Reply, where: str, *, backend: str, secrets: Sequence[str]
         v = card.get(key)
         return _label(v, secrets) if isinstance(v, (str, int, float)) and not isinstance(v, bool) else ""
 
-    url = card.get("url")
+    offered = _interfaces(card)
+    speakable = [(b, v, u) for b, v, u in offered if b.upper() == "JSONRPC" and _dialect_of(v) is not None]
+    shown = tuple(dict.fromkeys(f"{_label(b, secrets) or '?'} {_label(v, secrets) or '?'}" for b, v, _ in offered))
+    if not speakable:
+        raise scrubbed_error(f"{where}: the agent offers {', '.join(shown) or 'no interface'}; medsim's a2a backend "
+                             f"speaks JSON-RPC with protocol 1.0 or 0.3 (not gRPC, not HTTP+JSON/REST)",
+                             backend=backend, secrets=secrets, transient=False)
+    # the newest version it serves; the endpoint stays the URL medsim was given
+    binding, version, url = min(speakable, key=lambda x: 0 if _dialect_of(x[1]) is V1_0 else 1)
+    caps = card.get("capabilities")
     return AgentCard(name=_label(name, secrets), version=field_("version"),
-                     url=scrub(redact_url(url), secrets)[:200] if isinstance(url, str) else "",
-                     protocol_version=field_("protocolVersion"), card_path=target)
+                     url=scrub(redact_url(url), secrets)[:200] if url else "",
+                     protocol_version=_label(version, secrets),
+                     card_path=target, interfaces=shown,
+                     streaming=isinstance(caps, dict) and caps.get("streaming") is True)
+
+
+def _interfaces(card: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(binding, protocol version, URL) of each interface the card offers: protocol 1.0's
+    ``supportedInterfaces``, else 0.3's ``url`` with ``preferredTransport`` and
+    ``protocolVersion`` and its ``additionalInterfaces``. A card that names neither (an
+    agent from before either) is taken as JSON-RPC 0.3, as medsim always spoke to it."""
+    out: list[tuple[str, str, str]] = []
+    listed = card.get("supportedInterfaces")
+    for i in listed if isinstance(listed, list) else []:
+        if isinstance(i, dict):
+            out.append((_text(i.get("protocolBinding")) or "JSONRPC", _text(i.get("protocolVersion")) or "0.3",
+                        _text(i.get("url"))))
+    if out:
+        return out
+    version = _text(card.get("protocolVersion")) or "0.3"
+    if "url" in card or "preferredTransport" in card or "protocolVersion" in card or not listed:
+        out.append((_text(card.get("preferredTransport")) or "JSONRPC", version, _text(card.get("url"))))
+    more = card.get("additionalInterfaces")
+    for i in more if isinstance(more, list) else []:
+        if isinstance(i, dict):
+            out.append((_text(i.get("transport")) or "JSONRPC", version, _text(i.get("url"))))
+    return out
+
+
+def _text(v: Any) -> str:
+    return v.strip() if isinstance(v, str) else ""
 
 
 def check_agent(url: str, *, timeout_s: float = 10.0, api_key_env: tuple[str, ...] = A2A_KEY_ENV) -> AgentCard:
@@ -303,8 +406,8 @@ def _parts_text(parts: Any, r: _Result) -> list[str]:
         if not isinstance(p, dict):
             r.others += 1
             continue
-        kind = p.get("kind", p.get("type"))  # "type": the protocol's earlier name
-        if kind == "text" and isinstance(p.get("text"), str):
+        kind = p.get("kind", p.get("type"))  # "type": the protocol's earlier name; 1.0 has none
+        if kind in ("text", None) and isinstance(p.get("text"), str):
             out.append(p["text"])
             r.texts += 1
         else:
@@ -312,8 +415,24 @@ def _parts_text(parts: Any, r: _Result) -> list[str]:
     return out
 
 
+def _unwrap(result: Any) -> Any:
+    """Protocol 1.0 wraps a result (``{"message": ...}``, ``{"task": ...}``); 0.3 does not."""
+    if isinstance(result, dict) and "kind" not in result and len(result) == 1:
+        (key, inner), = result.items()
+        if key in ("message", "task") and isinstance(inner, dict):
+            return inner
+    return result
+
+
+def _artifact_text(artifact: Any, r: _Result) -> str:
+    """The text of one artifact: its text parts concatenated, as a streamed artifact's
+    chunks (``append``) are pieces of one text."""
+    return "".join(_parts_text(artifact.get("parts") if isinstance(artifact, dict) else None, r))
+
+
 def _read_result(result: Any) -> _Result | None:
-    """A Message or a Task, or None for anything else."""
+    """A Message or a Task (either protocol's shape), or None for anything else."""
+    result = _unwrap(result)
     if not isinstance(result, dict):
         return None
     kind = result.get("kind")
@@ -331,13 +450,122 @@ def _read_result(result: Any) -> _Result | None:
         texts: list[str] = []
         artifacts = result.get("artifacts")
         for a in artifacts if isinstance(artifacts, list) else []:
-            texts += _parts_text(a.get("parts") if isinstance(a, dict) else None, r)
+            texts.append(_artifact_text(a, r))  # separate artifacts stay separate lines
+        texts = [t for t in texts if t]
         if not texts:
             msg = status.get("message") if isinstance(status, dict) else None
             texts = _parts_text(msg.get("parts") if isinstance(msg, dict) else None, r)
         r.text = "\n".join(texts)
         return r
     return None
+
+
+# ---------------------------------------------------------------------------- streamed replies
+
+
+class _SSE:
+    """Server-sent events read as they arrive: :meth:`feed` takes bytes and gives the
+    ``data`` of each event completed by them (its ``data:`` lines joined)."""
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[str]:
+        self._buf += chunk
+        out: list[str] = []
+        while True:
+            cut = self._buf.find(b"\n")
+            if cut < 0:
+                return out
+            raw, self._buf = self._buf[:cut], self._buf[cut + 1:]
+            line = raw.rstrip(b"\r").decode("utf-8", errors="replace")
+            if not line:  # an event ends
+                if self._data:
+                    out.append("\n".join(self._data))
+                self._data = []
+            elif line.startswith("data:"):
+                self._data.append(line[5:].removeprefix(" "))
+            # comments (":"), "event:", "id:" and "retry:" lines say nothing medsim reads
+
+
+_ENDED = frozenset({"completed", "input-required", "failed", "rejected", "canceled", "auth-required", "unknown"})
+
+
+class _StreamView:
+    """What a streamed reply's events have said so far: a Message ends it; else a task
+    whose snapshots, status updates and artifact updates (``append``: more parts of an
+    artifact already sent) are kept until its state ends the call (0.3 also says
+    ``final``). Both protocols' event shapes (1.0: ``{"statusUpdate": ...}``; 0.3:
+    ``"kind": "status-update"``)."""
+
+    def __init__(self) -> None:
+        self.message: Any = None
+        self.task_id: str | None = None
+        self.context_id: str | None = None
+        self.state: str | None = None
+        self.status: Any = None
+        self.artifacts: dict[str, dict[str, Any]] = {}
+        self.done = False
+        self.events = 0
+
+    def add_all(self, results: Sequence[Any]) -> bool:
+        for r in results:
+            self.add(r)
+        return self.done
+
+    def add(self, result: Any) -> None:
+        if not isinstance(result, dict) or self.done:
+            return
+        self.events += 1
+        kind = result.get("kind")
+        body: Any = result
+        if kind is None and len(result) == 1:  # 1.0: the event's type is its one key
+            (kind, body), = result.items()
+        kind = {"statusUpdate": "status-update", "artifactUpdate": "artifact-update"}.get(kind, kind)
+        if not isinstance(body, dict):
+            return
+        self.task_id = _ident(body.get("taskId") or (body.get("id") if kind == "task" else None)) or self.task_id
+        self.context_id = _ident(body.get("contextId")) or self.context_id
+        if kind == "message":
+            self.message, self.done = body, True
+        elif kind == "task":
+            self._status(body.get("status"))
+            arts = body.get("artifacts")
+            for a in arts if isinstance(arts, list) else []:
+                if isinstance(a, dict):
+                    self.artifacts[str(a.get("artifactId", len(self.artifacts)))] = {"parts": list(a.get("parts") or [])}
+        elif kind == "status-update":
+            self._status(body.get("status"))
+            if body.get("final") is True:
+                self.done = True
+        elif kind == "artifact-update":
+            a = body.get("artifact")
+            if isinstance(a, dict):
+                key = str(a.get("artifactId", ""))
+                parts = a.get("parts") if isinstance(a.get("parts"), list) else []
+                if body.get("append") is True and key in self.artifacts:
+                    self.artifacts[key]["parts"] += parts
+                else:
+                    self.artifacts[key] = {"parts": list(parts)}
+
+    def _status(self, status: Any) -> None:
+        if isinstance(status, dict):
+            self.status = status
+            state = status.get("state")
+            if isinstance(state, str):
+                self.state = state.strip().lower().removeprefix("task_state_").replace("_", "-")
+                if self.state in _ENDED:
+                    self.done = True
+
+    def result(self) -> _Result | None:
+        if self.message is not None:
+            return _read_result({**self.message, "kind": "message"})
+        if self.state is None:
+            return None
+        return _read_result({"kind": "task", "id": self.task_id, "contextId": self.context_id,
+                             "status": {**(self.status or {}), "state": self.state},
+                             "artifacts": list(self.artifacts.values())})
 
 
 # ---------------------------------------------------------------------------- the backend
@@ -347,12 +575,16 @@ class A2ALLM:
     """A role played by an A2A agent at ``url`` (JSON-RPC ``message/send``)."""
 
     def __init__(self, url: str, *, api_key_env: tuple[str, ...] = A2A_KEY_ENV,
-                 poll_s: tuple[float, float] = (_POLL_FIRST_S, _POLL_MAX_S)):
+                 poll_s: tuple[float, float] = (_POLL_FIRST_S, _POLL_MAX_S), history: str = "agent"):
+        if history not in HISTORIES:
+            raise ValueError(f"a2a: history must be one of {', '.join(HISTORIES)}, not {history!r}")
         self._base = parse_agent_url(url)  # refuses credentials without repeating them
         self._given = url.strip()
         self.url = self._base.shown
         self.name = f"a2a:{self.url}"
+        self.history = history  # "full": the whole conversation every call (an agent that keeps none)
         self.card: AgentCard | None = None
+        self._card_tried = False
         self._key_env = api_key_env
         self._poll = poll_s
         self._lock = threading.Lock()
@@ -363,13 +595,34 @@ class A2ALLM:
         """:func:`check_agent`, keeping the card: the name becomes ``a2a:URL#NAME@VERSION``."""
         card = check_agent(self._given, timeout_s=timeout_s, api_key_env=self._key_env)
         with self._lock:
-            self.card = card
+            self.card, self._card_tried = card, True
             self.name = f"a2a:{self.url}#{card.label}"
+        return card
+
+    def _card(self, timeout_s: float) -> AgentCard | None:
+        """The card, read once on the first call where no preflight read it. An agent
+        that serves no card is spoken to as before cards named versions (JSON-RPC 0.3,
+        no streaming); one whose card offers nothing medsim speaks is refused."""
+        with self._lock:
+            if self._card_tried:
+                return self.card
+        try:  # the name stays: the run's header has recorded it already
+            card: AgentCard | None = check_agent(self._given, timeout_s=min(timeout_s, 10.0),
+                                                 api_key_env=self._key_env)
+        except LLMError as e:
+            if "offers" not in str(e):  # no card; but a card with nothing medsim speaks is an error
+                card = None
+            else:
+                raise
+        with self._lock:
+            self.card, self._card_tried = card, True
         return card
 
     # -- conversation state ------------------------------------------------------
     def _take(self, key: tuple[str, str], msgs: Sequence[Message]) -> tuple[_Conversation, str, bool]:
         """(the conversation, the text to send, whether it is new); marks it busy."""
+        if self.history == "full":  # nothing is kept: every call is a new context with all of it
+            return _Conversation(busy=True), _first(msgs), True
         with self._lock:
             convs = self._convs.get(key, [])
             for conv in reversed(convs):  # the most recent first
@@ -388,7 +641,7 @@ class A2ALLM:
     def _keep(self, key: tuple[str, str], conv: _Conversation, new: bool) -> None:
         with self._lock:
             conv.busy = False
-            if not new or conv.context_id is None:
+            if not new or conv.context_id is None or self.history == "full":
                 return
             convs = self._convs.setdefault(key, [])
             convs.append(conv)
@@ -403,15 +656,30 @@ class A2ALLM:
 
     # -- JSON-RPC --------------------------------------------------------------------
     def _rpc(self, method: str, params: dict, *, deadline: float, timeout_s: float, max_body: int,
-             headers: dict[str, str], secrets: Sequence[str]) -> Any:
+             headers: dict[str, str], secrets: Sequence[str], stream: _StreamView | None = None) -> Any:
+        """One JSON-RPC call; its result. ``stream``: the reply is an SSE stream whose
+        events are read into it as they arrive, until it has its answer (the result is
+        then the view); a plain JSON reply to a stream request is read as one response."""
         with self._lock:
             self._ids += 1
             rid = self._ids
         body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
         url = self.url
-        _, text = post_text(self._base, "", body, headers, timeout_s=deadline - time.monotonic(), max_body=max_body,
-                            url=url, backend=self.name, secrets=secrets, what=f" to {method}",
-                            said_timeout_s=timeout_s)
+        sse = _SSE() if stream is not None else None
+        feed = None if sse is None or stream is None else (
+            lambda chunk: stream.add_all([self._payload(t, method, rid, secrets) for t in sse.feed(chunk)]))
+        reply, text = post_text(self._base, "", body, headers, timeout_s=deadline - time.monotonic(),
+                                max_body=max_body, url=url, backend=self.name, secrets=secrets, what=f" to {method}",
+                                said_timeout_s=timeout_s, until=feed)
+        if stream is not None and sse is not None and "event-stream" in (reply.headers.get("Content-Type") or ""):
+            if not stream.done:  # the stream ended: what is left in the buffer, then what it said
+                stream.add_all([self._payload(t, method, rid, secrets) for t in sse.feed(b"\n\n")])
+            return stream
+        return self._payload(text, method, rid, secrets)
+
+    def _payload(self, text: str, method: str, rid: int, secrets: Sequence[str]) -> Any:
+        """The result of one JSON-RPC response (a reply's body, or an SSE event's data)."""
+        url = self.url
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as e:
@@ -447,19 +715,25 @@ class A2ALLM:
         max_body = body_limit(params.max_tokens)
         t0 = time.perf_counter()
         deadline = time.monotonic() + params.timeout_s
+        card = self._card(params.timeout_s)
+        dialect = card.dialect if card is not None else V0_3
+        headers.update(dialect.headers)
         conv_key = (ctx.role, ctx.case_id)
         conv, text, new = self._take(conv_key, messages)
         try:
-            message: dict[str, Any] = {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()),
-                                       "parts": [{"kind": "text", "text": text}]}
-            if conv.context_id:
-                message["contextId"] = conv.context_id
-            if conv.task_id:
-                message["taskId"] = conv.task_id
+            message = dialect.message(text, context_id=conv.context_id, task_id=conv.task_id)
             rpc = dict(deadline=deadline, timeout_s=params.timeout_s, max_body=max_body, headers=headers,
                        secrets=secrets)
-            raw = self._rpc("message/send", {"message": message}, **rpc)
-            result = self._result(raw, "message/send", secrets)
+            if card is not None and card.streaming:
+                view = self._rpc(dialect.stream, {"message": message},
+                                 **{**rpc, "headers": {**headers, "Accept": "text/event-stream"}}, stream=_StreamView())
+                result = view.result() if isinstance(view, _StreamView) else self._result(view, dialect.stream,
+                                                                                             secrets)
+                if result is None:
+                    raise scrubbed_error(f"the stream from {self.url} ended with no message and no task",
+                                         backend=self.name, secrets=secrets, transient=True)
+            else:
+                result = self._result(self._rpc(dialect.send, {"message": message}, **rpc), dialect.send, secrets)
             wait, polls = self._poll[0], 0
             while result.state in _WAITING:
                 if result.task_id is None:
@@ -475,7 +749,7 @@ class A2ALLM:
                 polls += 1
                 if deadline - time.monotonic() <= 0:
                     continue  # reported above, with the state last seen
-                result = self._result(self._rpc("tasks/get", {"id": result.task_id}, **rpc), "tasks/get", secrets)
+                result = self._result(self._rpc(dialect.get, {"id": result.task_id}, **rpc), dialect.get, secrets)
             if result.state is not None and result.state not in _ANSWERED:
                 said = f": {_quote(result.text, secrets)}" if result.text else ""
                 raise scrubbed_error(f"the agent's task ended {_label(result.state, secrets)}{said}", backend=self.name,

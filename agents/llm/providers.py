@@ -247,8 +247,9 @@ class A2AKind(BackendKind):
         except ValueError as e:
             raise BackendSpecError(str(e)) from None
 
-    def build(self, spec: str, *, model: str | None, cases: Mapping[str, Case], seed: int, pool: LlamaPool) -> LLM:
-        return A2ALLM(self.argument(spec))
+    def build(self, spec: str, *, model: str | None, cases: Mapping[str, Case], seed: int, pool: LlamaPool,
+              history: str = "agent") -> LLM:
+        return A2ALLM(self.argument(spec), history=history)
 
     def preflight(self, spec: str, model: str | None, *, timeout_s: float, llm: Any = None) -> None:
         if isinstance(llm, A2ALLM):

@@ -60,9 +60,11 @@ def check_backend_spec(spec: str, model: str | None) -> None:
     backend_kind(spec).check(spec, model)
 
 
-def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], seed: int, pool: LlamaPool) -> LLM:
+def build_backend(spec: str, *, model: str | None, cases: Mapping[str, Case], seed: int, pool: LlamaPool,
+                  **options: str) -> LLM:
     """The backend ``spec`` names (checked first). Raises :class:`BackendSpecError` for a
-    bad spec or what it names that cannot be used (a gguf: path that is no GGUF file)."""
+    bad spec or what it names that cannot be used (a gguf: path that is no GGUF file).
+    ``options``: a kind's own settings from the role's spec (a2a's ``history``)."""
     kind = backend_kind(spec)
     kind.check(spec, model)
-    return kind.build(spec, model=model, cases=cases, seed=seed, pool=pool)
+    return kind.build(spec, model=model, cases=cases, seed=seed, pool=pool, **options)

@@ -38,7 +38,7 @@ import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from agents.llm.base import LLMError
 from agents.llm.scrub import scrubbed_error, snippet
@@ -312,9 +312,12 @@ def close_kept_connections() -> None:
 
 
 def request(base: BaseURL, method: str, suffix: str, *, body: bytes | None,
-            headers: dict[str, str], timeout_s: float, max_body: int = _MAX_BODY) -> Reply:
+            headers: dict[str, str], timeout_s: float, max_body: int = _MAX_BODY,
+            until: Callable[[bytes], bool] | None = None) -> Reply:
     """One HTTP exchange that ends within ``timeout_s`` of its start, whatever the server
-    does, reading at most ``max_body`` bytes of body. Raises :class:`TransportFailure`."""
+    does, reading at most ``max_body`` bytes of body. ``until``: a streamed body (SSE) is
+    read as it arrives, each chunk handed to it, and the read ends, with the body so far,
+    once it returns True (the connection is then not kept). Raises :class:`TransportFailure`."""
     deadline = time.monotonic() + timeout_s
 
     def left() -> float:
@@ -368,6 +371,8 @@ def request(base: BaseURL, method: str, suffix: str, *, body: bytes | None,
                     if size > max_body:
                         raise TransportFailure("transport",
                                                f"the reply is larger than the {max_body} bytes read at most")
+                    if until is not None and until(chunk):
+                        return Reply(response.status, response.reason or "", response.headers, b"".join(chunks))
                 if response.length:  # http.client's read1 ends a short body without a word
                     raise http.client.IncompleteRead(b"".join(chunks), response.length)
                 # the whole body read and the server not closing: the connection can take another request
@@ -440,7 +445,8 @@ def _quoted(reply: Reply, secrets: Sequence[str]) -> str:
 
 def post_text(base: BaseURL, suffix: str, body: bytes, headers: Mapping[str, str], *, timeout_s: float,
               max_body: int, url: str, backend: str, secrets: Sequence[str], what: str = "",
-              said_timeout_s: float | None = None) -> tuple[Reply, str]:
+              said_timeout_s: float | None = None, until: Callable[[bytes], bool] | None = None
+              ) -> tuple[Reply, str]:
     """POST ``body`` to the server; the reply and its text. A transport failure (also no
     time left: ``timeout_s <= 0``), a status other than 200 and a body that is not UTF-8
     are raised as the :class:`LLMError` the OpenAI and A2A clients give (``what``: " to
@@ -449,7 +455,8 @@ def post_text(base: BaseURL, suffix: str, body: bytes, headers: Mapping[str, str
     try:
         if timeout_s <= 0:
             raise TransportFailure("timeout", "deadline passed")
-        reply = request(base, "POST", suffix, body=body, headers=headers, timeout_s=timeout_s, max_body=max_body)
+        reply = request(base, "POST", suffix, body=body, headers=dict(headers), timeout_s=timeout_s, max_body=max_body,
+                        until=until)
     except TransportFailure as f:
         if f.kind == "timeout":
             msg = (f"no complete reply{what} within {seconds_text(said_timeout_s or timeout_s)} s "

@@ -312,3 +312,66 @@ def test_medsim_bench_with_an_a2a_doctor(tmp_path, agent, capsys):
     ev = read_events(out / row["events"])
     assert ev[0]["models"]["doctor"] == f"a2a:{agent.url}#Fake A2A Doctor@1.2.3"
     assert len(agent.contexts) == 1 and agent.sent()[0]["parts"][0]["text"].startswith(INSTRUCTIONS_OPEN)
+
+
+def test_history_full_is_an_a2a_roles_choice_and_recorded_in_the_spec():
+    from agents.settings import SpecError
+    from medsim.spec import build_spec
+
+    url = "a2a:http://127.0.0.1:9999/"
+    rs = RoleSpec.parse("doctor", {"backend": url, "history": "full"}, llm="scripted", model=None)
+    assert rs.history == "full" and rs.to_dict()["history"] == "full"
+    plain = RoleSpec.parse("doctor", {"backend": url}, llm="scripted", model=None)
+    assert plain.history is None and "history" not in plain.to_dict()  # today's specs stay as they were
+    assert RoleSpec.parse("doctor", {"backend": url, "history": "agent"}, llm="scripted", model=None).history is None
+    for table, words in (({"backend": "scripted", "history": "full"}, "only an a2a: backend"),
+                         ({"backend": url, "history": "all"}, "one of agent, full")):
+        with pytest.raises(SpecError) as e:
+            RoleSpec.parse("doctor", table, llm="scripted", model=None)
+        assert words in str(e.value) and "roles.doctor.history" in str(e.value)
+    spec = build_spec(None, {"roles.doctor.backend": url, "roles.doctor.history": "full"})
+    from medsim.assemble import Backends
+    from agents.llm.llamacpp import LlamaPool
+    llm = Backends({}, LlamaPool()).get("doctor", spec.roles["doctor"], 0)
+    assert isinstance(llm, A2ALLM) and llm.history == "full"
+
+
+# -- streamed replies (server-sent events) --------------------------------------------------
+def test_a_streamed_reply_is_read_as_it_arrives_its_chunks_one_text(agent):
+    agent.streaming = "chunks"  # events split across reads, the reply in 4-character artifact chunks
+    llm = A2ALLM(agent.url)
+    llm.check()
+    t0 = time.monotonic()
+    r = llm.generate([Message("user", "u1")], P, ctx("s1"))
+    assert r.text == DOCTOR_LINES[0]
+    assert time.monotonic() - t0 < 2.0  # read up to the final event, not until the server closes the stream
+    methods = [x["body"]["method"] for x in agent.requests if x["method"] == "POST"]
+    assert methods == ["message/stream"]
+
+
+def test_a_stream_is_held_to_the_whole_call_deadline_and_the_reply_cap(agent):
+    llm = A2ALLM(agent.url)
+    agent.streaming = "forever"  # working, working, ... never final
+    llm.check()
+    t0 = time.monotonic()
+    with pytest.raises(LLMError) as e:
+        llm.generate([Message("user", "u1")], GenerateParams(max_tokens=200, timeout_s=1.0), ctx("s2"))
+    assert time.monotonic() - t0 < 3.0 and "within 1.0 s (whole-call timeout)" in str(e.value) and e.value.transient
+    agent.streaming = "huge"  # chunks without end: the byte cap stops the read
+    with pytest.raises(LLMError) as e:
+        llm.generate([Message("user", "u1")], GenerateParams(max_tokens=20, timeout_s=10.0), ctx("s3"))
+    assert "larger than" in str(e.value)
+
+
+def test_a_stream_that_ends_before_the_answer_is_polled_and_an_error_event_reported(agent):
+    llm = A2ALLM(agent.url, poll_s=(0.01, 0.05))
+    agent.streaming = "cut"
+    llm.check()
+    assert llm.generate([Message("user", "u1")], P, ctx("s4")).text == DOCTOR_LINES[0]
+    methods = [x["body"]["method"] for x in agent.requests if x["method"] == "POST"]
+    assert methods == ["message/stream", "tasks/get", "tasks/get"]  # working once more, then completed
+    agent.streaming = "error"
+    with pytest.raises(LLMError) as e:
+        llm.generate([Message("user", "u1")], P, ctx("s5"))
+    assert "answered message/stream with JSON-RPC error -32603: the stream broke" in str(e.value)
+    assert e.value.transient
