@@ -1,5 +1,5 @@
 """Any OpenAI-compatible chat completions server (vLLM, llama.cpp server, Ollama,
-hosted APIs), with the standard library only. The API key comes from an environment
+hosted APIs), over :mod:`agents.llm.transport` (httpcore underneath). The API key comes from an environment
 variable (``MEDSIM_API_KEY``, else ``OPENAI_API_KEY``) and is never logged: it goes into
 the Authorization header only, and every error message is scrubbed of it (a server may
 echo it back). A key a server wants in the base URL's query string (``?api_key=``,
@@ -11,8 +11,8 @@ is cut).
 
 The transport is :mod:`agents.llm.transport`: ``GenerateParams.timeout_s`` is a deadline
 for the whole call (connect, TLS, send, status line, headers, body), not for each socket
-read; proxies come from the environment; connections are kept alive per thread, as a
-bench worker calls the same server turn after turn.
+read; proxies come from the environment; connections are kept alive in one pool per
+server, as bench workers call the same server turn after turn.
 
 :func:`check_server` asks ``GET {base_url}/models`` once before a run, so that a dead
 server, a refused key or a wrong model name is reported once instead of per case.

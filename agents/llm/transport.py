@@ -1,23 +1,29 @@
 """HTTP transport shared by the backends that talk to a server (:mod:`agents.llm.openai_compat`,
-:mod:`agents.llm.a2a`), with the standard library only.
+:mod:`agents.llm.a2a`): httpcore (the HTTP/1.1 client under httpx, maintained by the same
+project) does the connections, keep-alive, proxies and reads; medsim adds the whole-call
+deadline, the reply caps and the words of its errors.
 
 ``BaseURL`` is a server's URL as parsed once: where requests go, what messages show
 (redacted) and which of its parts are secrets. :func:`request` is one HTTP exchange with a
-deadline for the whole of it (connect, TLS, send, status line, headers, body; each
-operation gets the time left as its socket timeout, the body is read in chunks with the
-deadline checked after each, and a watchdog shuts the socket down at the deadline, so a
-server that trickles bytes cannot hold a call past it; only the DNS lookup escapes the
-watchdog). It reads at most ``max_body`` bytes and raises :class:`TransportFailure` in
+deadline for the whole of it (connect, TLS, send, status line, headers, body): every
+socket operation httpcore makes goes through :class:`_DeadlineStream`, which gives it the
+call's time left as its timeout and hands the socket to a watchdog that shuts it down at
+the deadline, so a server that trickles bytes cannot hold a call past it (only the DNS
+lookup escapes the watchdog); the body is read as it arrives with the deadline checked
+after each chunk. httpx itself is not used: its client gives no way to hold each socket
+operation to one deadline (``HTTPTransport`` takes no network backend), and with a
+transport of one's own it no longer reads proxies from the environment. It reads at most
+``max_body`` bytes (checked as bytes arrive) and raises :class:`TransportFailure` in
 plain words that hold nothing the server sent. :func:`post_text` turns a POST's failures,
 a status other than 200 and a body that is not UTF-8 into the :class:`LLMError` a
 backend raises (scrubbed of the key and the URL's secrets: :mod:`agents.llm.scrub`).
 
 Proxies are taken from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``)
-as ``urllib`` does, once per request. Connections are kept alive (HTTP/1.1): each thread
-keeps the connection of its last complete exchange with a server and sends its next
-request there; a kept connection the server has closed meanwhile (readable while idle:
-EOF) is dropped before it is used; one that fails or times out is never kept; one whose
-reply said ``Connection: close`` is not kept either (:func:`close_kept_connections`).
+as ``urllib`` does, once per request. Connections are kept alive (HTTP/1.1) in one pool
+per server (and proxy), shared by the threads: a kept connection the server has closed
+meanwhile is dropped before it is used; one that fails, times out or whose body was
+left unread is closed, not kept; so is one whose reply said ``Connection: close``
+(:func:`close_kept_connections` closes them all).
 
 A reply's size is capped twice, for servers that ignore ``max_tokens``: the body read
 stops at :func:`body_limit` bytes, and a backend cuts the text to :func:`text_limit`
@@ -30,7 +36,7 @@ import datetime
 import email.utils
 import http.client
 import os
-import select
+import re
 import socket
 import ssl
 import threading
@@ -39,6 +45,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
+
+import httpcore
 
 from agents.llm.base import LLMError
 from agents.llm.scrub import scrubbed_error, snippet
@@ -172,22 +180,30 @@ class _Watchdog:
     """Shuts the connection's socket down at the deadline, so that a blocking read, write
     or TLS handshake in the calling thread ends at once (with EOF or an error).
 
-    It keeps its own duplicate of the socket's descriptor, taken as soon as the TCP
-    connection exists: ``ssl`` detaches the plain socket before the handshake, and
-    http.client drops ``conn.sock`` once the response owns the socket. ``shutdown`` acts
-    on the connection, so shutting the duplicate down ends reads on every descriptor."""
+    It keeps its own duplicate of the socket's descriptor (``ssl`` detaches the plain
+    socket before the handshake); ``shutdown`` acts on the connection, so shutting the
+    duplicate down ends reads on every descriptor. The connection is then dead, and the
+    pool drops it."""
 
     def __init__(self, timeout_s: float):
         self.fired = False
         self._dup: socket.socket | None = None
+        self._watched: int | None = None
         self._done = False
         self._lock = threading.Lock()
         self._timer = threading.Timer(max(0.0, timeout_s), self._fire)
         self._timer.daemon = True
 
-    def watch(self, sock: socket.socket) -> None:
+    def watch(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
         with self._lock:
-            self._dup = sock.dup()
+            if self._watched == id(sock) or self._done:
+                return
+            if self._dup is not None:
+                self._dup.close()
+            # a duplicate of the descriptor (an SSLSocket cannot dup() itself)
+            self._watched, self._dup = id(sock), socket.fromfd(sock.fileno(), sock.family, sock.type)
             if self.fired:
                 self._shutdown()
 
@@ -217,6 +233,71 @@ class _Watchdog:
                 pass
 
 
+class _Call:
+    """The call a thread is making: its deadline and its watchdog."""
+
+    def __init__(self, timeout_s: float):
+        self.deadline = time.monotonic() + timeout_s
+        self.watchdog = _Watchdog(timeout_s)
+
+    def left(self) -> float:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TransportFailure("timeout", "deadline passed")
+        return remaining
+
+
+_calls = threading.local()  # .call: the _Call of the request the thread is in, if any
+
+
+def _held(timeout: float | None, sock: socket.socket | None) -> float | None:
+    """A socket operation's timeout held to the current call's time left; the socket
+    goes to the call's watchdog (a connection taken from the pool too)."""
+    call: _Call | None = getattr(_calls, "call", None)
+    if call is None:
+        return timeout
+    call.watchdog.watch(sock)
+    left = call.left()
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection as httpcore reads and writes it, every operation (and the TLS
+    handshake) held to the deadline of the call using it."""
+
+    def __init__(self, inner: httpcore.NetworkStream):
+        self._inner = inner
+
+    def _sock(self) -> socket.socket | None:
+        return self._inner.get_extra_info("socket")
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _held(timeout, self._sock()))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _held(timeout, self._sock()))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _held(timeout, self._sock())))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.SyncBackend):
+    """httpcore's blocking sockets, each connection a :class:`_DeadlineStream`. The TCP
+    connect (and the DNS lookup in it, which no watchdog can cut) gets the time left."""
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        stream = super().connect_tcp(host, port, _held(timeout, None), local_address, socket_options)
+        return _DeadlineStream(stream)
+
+
 _Proxy = tuple[str, int | None, dict[str, str]] | None  # (host, port, headers) of the proxy, or none
 
 
@@ -241,74 +322,55 @@ def _proxy_for(base: BaseURL) -> _Proxy:
     return p.hostname, port, headers
 
 
-def _target(base: BaseURL, suffix: str, proxy: _Proxy) -> tuple[str, dict[str, str]]:
-    """The request target and extra headers (a plain-HTTP proxy's) of a request to ``base``."""
-    if proxy is None or base.scheme == "https":
-        return base.target(suffix), {}
-    return base.url + suffix + (f"?{base.query}" if base.query else ""), proxy[2]
-
-
-def _connection(base: BaseURL, suffix: str, timeout_s: float,
-                proxy: _Proxy) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
-    """A new connection, the request target and extra headers (a proxy's)."""
-    target, extra = _target(base, suffix, proxy)
-    if base.scheme == "https":
-        context = ssl.create_default_context()
-        if proxy is None:
-            return http.client.HTTPSConnection(base.host, base.port, timeout=timeout_s, context=context), target, {}
-        conn = http.client.HTTPSConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s, context=context)
-        conn.set_tunnel(base.host, base.port, headers=proxy[2])
-        return conn, target, {}
-    if proxy is None:
-        return http.client.HTTPConnection(base.host, base.port, timeout=timeout_s), target, {}
-    return http.client.HTTPConnection(proxy[0], proxy[1] or 8080, timeout=timeout_s), target, extra
-
-
-_KEPT_PER_THREAD = 8  # servers (and proxies) a thread keeps a connection to
-_kept = threading.local()  # .conns: {key: HTTPConnection}, the thread's idle kept-alive connections
+_pools: dict[tuple[Any, ...], httpcore.ConnectionInterface] = {}
+_pools_lock = threading.Lock()
+_KEPT_PER_SERVER = 16  # idle kept-alive connections a server's pool holds at most
+_KEEPALIVE_S = 60.0  # an idle connection older than this is closed, not reused
 
 
 def _pool_key(base: BaseURL, proxy: _Proxy) -> tuple[Any, ...]:
-    """What a kept connection must match: the server, and the proxy it goes through."""
+    """One pool per server (and the proxy it goes through, and the trust store named in
+    the environment, which the pool's TLS context was made with)."""
     return (base.scheme, base.host, base.port,
-            None if proxy is None else (proxy[0], proxy[1], tuple(sorted(proxy[2].items()))))
+            None if proxy is None else (proxy[0], proxy[1], tuple(sorted(proxy[2].items()))),
+            os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 
 
-def _idle_connection(key: tuple[Any, ...]) -> http.client.HTTPConnection | None:
-    """The thread's kept connection for ``key``, taken out of the pool, if the server has
-    not closed it meanwhile (an idle HTTP/1.1 connection is readable only at EOF or when
-    the server sent something unasked: either way it is not reusable)."""
-    conns: dict[tuple[Any, ...], http.client.HTTPConnection] = getattr(_kept, "conns", {})
-    conn = conns.pop(key, None)
-    if conn is None or conn.sock is None:
-        return None
-    try:
-        readable, _, _ = select.select([conn.sock], [], [], 0)
-    except (OSError, ValueError):
-        readable = [conn.sock]
-    if readable:
-        conn.close()
-        return None
-    return conn
-
-
-def _keep(key: tuple[Any, ...], conn: http.client.HTTPConnection) -> None:
-    conns = getattr(_kept, "conns", None)
-    if conns is None:
-        conns = _kept.conns = {}
-    old = conns.pop(key, None)
-    if old is not None:
-        old.close()
-    while len(conns) >= _KEPT_PER_THREAD:
-        conns.pop(next(iter(conns))).close()
-    conns[key] = conn
+def _pool(base: BaseURL, proxy: _Proxy) -> httpcore.ConnectionInterface:
+    """The server's connection pool (httpcore: HTTP/1.1 keep-alive; a kept connection the
+    server has closed meanwhile is dropped before it is used)."""
+    key = _pool_key(base, proxy)
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            kw: dict[str, Any] = dict(ssl_context=ssl.create_default_context(), max_connections=None,
+                                      max_keepalive_connections=_KEPT_PER_SERVER, keepalive_expiry=_KEEPALIVE_S,
+                                      network_backend=_DeadlineBackend())
+            if proxy is None:
+                pool = httpcore.ConnectionPool(**kw)
+            else:
+                host, port, headers = proxy
+                pool = httpcore.HTTPProxy(proxy_url=httpcore.URL(scheme=b"http", host=host.encode(),
+                                                                 port=port or 8080, target=b"/"),
+                                          proxy_headers=list(headers.items()), **kw)
+            _pools[key] = pool
+        return pool
 
 
 def close_kept_connections() -> None:
-    """Close the calling thread's kept-alive connections."""
-    conns = getattr(_kept, "conns", {})
-    while conns:
-        conns.popitem()[1].close()
+    """Close every kept-alive connection (every server's pool)."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for p in pools:
+        p.close()
+
+
+def _headers(raw: Sequence[tuple[bytes, bytes]]) -> http.client.HTTPMessage:
+    msg = http.client.HTTPMessage()
+    for k, v in raw:
+        msg[k.decode("latin-1")] = v.decode("latin-1")
+    return msg
 
 
 def request(base: BaseURL, method: str, suffix: str, *, body: bytes | None,
@@ -317,89 +379,65 @@ def request(base: BaseURL, method: str, suffix: str, *, body: bytes | None,
     """One HTTP exchange that ends within ``timeout_s`` of its start, whatever the server
     does, reading at most ``max_body`` bytes of body. ``until``: a streamed body (SSE) is
     read as it arrives, each chunk handed to it, and the read ends, with the body so far,
-    once it returns True (the connection is then not kept). Raises :class:`TransportFailure`."""
-    deadline = time.monotonic() + timeout_s
-
-    def left() -> float:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TransportFailure("timeout", "deadline passed")
-        return remaining
-
+    once it returns True (the connection is then closed, not kept). Raises
+    :class:`TransportFailure`."""
+    call = _Call(timeout_s)
     proxy = _proxy_for(base)  # read from the environment once per request
-    key = _pool_key(base, proxy)
-    kept = _idle_connection(key)
-    conn, target, extra = (_connection(base, suffix, timeout_s, proxy) if kept is None
-                           else (kept, *_target(base, suffix, proxy)))
-    watchdog = _Watchdog(timeout_s)
-
-    def create_connection(*args: Any, **kwargs: Any) -> socket.socket:
-        sock = socket.create_connection(*args, **kwargs)  # the DNS lookup in here is not cut
-        watchdog.watch(sock)
-        return sock
-
-    # http.client's hook for opening the TCP connection (to the server or to a proxy)
-    conn._create_connection = create_connection  # type: ignore[attr-defined]
-    response: http.client.HTTPResponse | None = None
-    reusable = False
+    pool = _pool(base, proxy)
+    url = base.url + suffix + (f"?{base.query}" if base.query else "")
+    t = max(0.001, timeout_s)
+    _calls.call = call
     try:
-        with watchdog:
+        with call.watchdog:
             try:
-                conn.timeout = left()
-                if kept is None:
-                    conn.connect()  # TCP, then the proxy tunnel and TLS where they apply
-                else:
-                    watchdog.watch(conn.sock)
-                sock = conn.sock
-                sock.settimeout(left())
-                conn.request(method, target, body=body, headers={**headers, **extra})
-                sock.settimeout(left())
-                response = conn.getresponse()  # status line and headers
-                if response.length is not None and response.length > max_body:
-                    raise TransportFailure("transport", f"the reply announces {response.length} bytes, more than the "
-                                           f"{max_body} bytes read at most")
-                chunks: list[bytes] = []
-                size = 0
-                while True:
-                    sock.settimeout(left())
-                    chunk = response.read1(_CHUNK)
-                    left()  # the deadline, checked after each chunk
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size > max_body:
-                        raise TransportFailure("transport",
-                                               f"the reply is larger than the {max_body} bytes read at most")
-                    if until is not None and until(chunk):
-                        return Reply(response.status, response.reason or "", response.headers, b"".join(chunks))
-                if response.length:  # http.client's read1 ends a short body without a word
-                    raise http.client.IncompleteRead(b"".join(chunks), response.length)
-                # the whole body read and the server not closing: the connection can take another request
-                reusable = (not response.will_close and conn.sock is not None
-                            and (response.length == 0 or response.isclosed()))
-                return Reply(response.status, response.reason or "", response.headers, b"".join(chunks))
+                with pool.stream(method, url, headers=list(headers.items()), content=body,
+                                 extensions={"timeout": {"connect": t, "read": t, "write": t, "pool": t}}) as resp:
+                    head = _headers(resp.headers)
+                    reason = resp.extensions.get("reason_phrase", b"").decode("latin-1")
+                    length = head.get("Content-Length")
+                    if length is not None and length.strip().isdigit() and int(length) > max_body:
+                        raise TransportFailure("transport", f"the reply announces {int(length)} bytes, more than the "
+                                               f"{max_body} bytes read at most")
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in resp.iter_stream():
+                        call.left()  # the deadline, checked after each chunk
+                        chunks.append(chunk)
+                        size += len(chunk)
+                        if size > max_body:
+                            raise TransportFailure("transport",
+                                                   f"the reply is larger than the {max_body} bytes read at most")
+                        if until is not None and until(chunk):
+                            break  # leaving the stream unread closes the connection
+                    else:  # the body ended: by itself, or by the watchdog's shutdown at the deadline
+                        if call.watchdog.fired:
+                            raise TransportFailure("timeout", "deadline passed")
+                        call.left()
+                    return Reply(resp.status, reason, head, b"".join(chunks))
             except TransportFailure:
                 raise
-            except (OSError, http.client.HTTPException, ValueError) as e:
+            except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError,
+                    OSError, ValueError) as e:
                 # after the watchdog has fired, any error is the deadline's doing
-                if watchdog.fired or time.monotonic() >= deadline:
+                if call.watchdog.fired or time.monotonic() >= call.deadline:
                     raise TransportFailure("timeout", "deadline passed") from None
                 raise _classify(e) from None
     finally:
-        if response is not None:
-            response.close()
-        if reusable and not watchdog.fired:
-            conn._create_connection = socket.create_connection  # type: ignore[attr-defined]
-            _keep(key, conn)
-        else:
-            conn.close()
+        _calls.call = None
+
+
+_SHORT_BODY = re.compile(r"received (\d+) bytes, expected (\d+)")
 
 
 def _classify(e: BaseException) -> TransportFailure:
     """Plain words for a transport fault; never the exception's text where that may hold
-    bytes the server sent (a status line, a partial body)."""
-    if isinstance(e, (socket.timeout, TimeoutError)):
+    bytes the server sent (a status line, a partial body). httpcore wraps the socket's
+    error in its own (as its argument); h11's protocol errors are told apart by their words."""
+    if isinstance(e, (httpcore.NetworkError, httpcore.TimeoutException)):
+        inner = e.args[0] if e.args and isinstance(e.args[0], BaseException) else e.__cause__ or e.__context__
+        if isinstance(inner, BaseException):
+            e = inner
+    if isinstance(e, (httpcore.TimeoutException, socket.timeout, TimeoutError)):
         return TransportFailure("timeout", "deadline passed")
     if isinstance(e, ConnectionRefusedError):
         return TransportFailure("unreachable", "connection refused")
@@ -409,17 +447,25 @@ def _classify(e: BaseException) -> TransportFailure:
         return TransportFailure("unreachable", f"TLS error: certificate not trusted ({e.verify_message or e.reason})")
     if isinstance(e, ssl.SSLError):
         return TransportFailure("unreachable", f"TLS error ({e.reason or e.__class__.__name__})")
-    if isinstance(e, http.client.RemoteDisconnected):
-        return TransportFailure("transport", "the server closed the connection without sending a reply")
-    if isinstance(e, http.client.IncompleteRead):
-        got = len(e.partial)
-        return TransportFailure("transport", f"the reply body was cut short ({got} bytes received, "
-                                f"{e.expected if e.expected is not None else 'more'} bytes missing)")
-    if isinstance(e, http.client.BadStatusLine):
-        return TransportFailure("transport", "the reply does not start with an HTTP status line")
-    if isinstance(e, http.client.LineTooLong):
-        return TransportFailure("transport", "the reply has a header line that is too long")
-    if isinstance(e, http.client.HTTPException):
+    if isinstance(e, httpcore.ProxyError):
+        return TransportFailure("unreachable", "the proxy refused the tunnel")
+    if isinstance(e, httpcore.RemoteProtocolError):
+        words = str(e)
+        if "without sending a response" in words:
+            return TransportFailure("transport", "the server closed the connection without sending a reply")
+        short = _SHORT_BODY.search(words)
+        if short:
+            got, expected = int(short.group(1)), int(short.group(2))
+            return TransportFailure("transport", f"the reply body was cut short ({got} bytes received, "
+                                    f"{expected - got} bytes missing)")
+        if "without sending complete message body" in words:
+            return TransportFailure("transport", "the reply body was cut short")
+        if "status line" in words or "illegal" in words.lower() and "status" in words.lower():
+            return TransportFailure("transport", "the reply does not start with an HTTP status line")
+        if "too long" in words or "buffer" in words.lower():
+            return TransportFailure("transport", "the reply has a header line that is too long")
+        return TransportFailure("transport", "malformed HTTP reply (RemoteProtocolError)")
+    if isinstance(e, httpcore.ProtocolError):
         return TransportFailure("transport", f"malformed HTTP reply ({e.__class__.__name__})")
     if isinstance(e, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
         return TransportFailure("unreachable", "the connection was reset")

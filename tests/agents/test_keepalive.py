@@ -1,5 +1,5 @@
-"""HTTP keep-alive in the OpenAI-compatible client: a thread's calls to one server share
-a TCP connection; a connection the server closed, or one a call failed on, is never
+"""HTTP keep-alive in the OpenAI-compatible client: calls to one server share its pool of
+TCP connections (httpcore's, agents/llm/transport.py); a connection the server closed, or one a call failed on, is never
 used again. Loopback only (tests/fault_server.py records each request's client port:
 one port, one connection)."""
 from __future__ import annotations
@@ -40,7 +40,7 @@ def test_calls_from_one_thread_share_one_connection():
     assert len(set(ports(srv))) == 1, ports(srv)
 
 
-def test_each_thread_keeps_its_own_connection():
+def test_threads_share_the_servers_pool_one_connection_per_call_at_a_time():
     with fault_server() as srv:
         def worker() -> None:
             for _ in range(3):
@@ -52,7 +52,7 @@ def test_each_thread_keeps_its_own_connection():
         for t in ts:
             t.join()
     assert len(srv.chats()) == 9
-    assert len(set(ports(srv))) == 3  # one connection per thread, each used three times
+    assert 1 <= len(set(ports(srv))) <= 3  # at most one per call in flight, each kept and used again
 
 
 def test_a_connection_the_server_closed_is_not_reused():
