@@ -90,6 +90,11 @@ def one_shift(args: argparse.Namespace) -> dict:
         activity = getattr(world, "activity", None)  # the panel's activity row, where the code has one
         doing: dict[str, str | None] = {}
         last_news, news_gap = last_new, 0.0
+
+        def news(at: float) -> None:  # a new line or activity row: the wait before it, once a consultation began
+            nonlocal last_news, news_gap
+            news_gap, last_news = max(news_gap, at - last_news) if started else news_gap, at
+
         first = None
         while time.perf_counter() - t_open < args.seconds and not world.done:
             dt = clock.tick(60) / 1000.0
@@ -114,11 +119,11 @@ def one_shift(args: argparse.Namespace) -> dict:
                     last_new = now
                 said[a.id] = a.speech
             if last_new == now:
-                news_gap, last_news = max(news_gap, now - last_news) if started else news_gap, now
+                news(now)
             for e in world.encounters if activity else ():  # or a new activity row (who walks, who thinks)
                 what = activity(e) if e.sink is not None else None
                 if what and doing.get(e.case.id) != what:
-                    news_gap, last_news = max(news_gap, now - last_news) if started else news_gap, now
+                    news(now)
                 doing[e.case.id] = what
             if first is None and world.finished:
                 first = now - t_open
@@ -128,7 +133,8 @@ def one_shift(args: argparse.Namespace) -> dict:
                     break
         s = world.stats()
         out.update(first_s=first, consult_s=took, frames_busy=len(busy), p95_busy_ms=pct(busy, 0.95),
-                   p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet, news_gap_s=news_gap if activity else None,
+                   p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet,
+                   news_gap_s=news_gap if activity else None,
                    wall_s=time.perf_counter() - t_open, seen=s["seen"], patients=s["patients"])
     finally:
         player.close()

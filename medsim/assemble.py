@@ -104,7 +104,7 @@ class Backends:
         self.override = dict(override or {})
         self.scripted = scripted
         self.wrap = wrap
-        self._built: dict[tuple[str, str | None, int], LLM] = {}
+        self._built: dict[tuple[str, str | None, int, str | None], LLM] = {}  # backend, model, seed, history
 
     @classmethod
     def for_run(cls, spec: RunSpec, units: Units, pool: LlamaPool, *, override: Mapping[str, LLM] | None = None,

@@ -77,7 +77,7 @@ from agents.llm.transport import (BaseURL, Reply, TransportFailure, auth_headers
 from agents.llm.url_secrets import redact_url
 from agents.textsafe import printable
 
-__all__ = ["A2A_KEY_ENV", "A2ALLM", "AgentCard", "CARD_PATHS", "DIALECTS", "Dialect", "HISTORIES", "HISTORY_CLOSE",
+__all__ = ["A2A_KEY_ENV", "A2ALLM", "AgentCard", "CARD_PATHS", "Dialect", "HISTORIES", "HISTORY_CLOSE",
            "HISTORY_OPEN", "INSTRUCTIONS_CLOSE", "INSTRUCTIONS_OPEN", "check_agent", "parse_agent_url"]
 
 A2A_KEY_ENV: tuple[str, ...] = ("MEDSIM_API_KEY",)
@@ -161,7 +161,6 @@ class Dialect:
 
 V1_0 = Dialect("1.0", "SendMessage", "GetTask", "SendStreamingMessage", (("A2A-Version", "1.0"),))
 V0_3 = Dialect("0.3", "message/send", "tasks/get", "message/stream")
-DIALECTS = {"1.0": V1_0, "0.3": V0_3}  # the protocol versions medsim speaks, the newest first
 
 
 def _dialect_of(version: str) -> Dialect | None:
@@ -204,6 +203,10 @@ def _card_targets(base: BaseURL) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+class _Unspeakable(LLMError):
+    """A card that offers nothing medsim speaks (not: no card at all)."""
+
+
 def _read_card(reply: Reply, where: str, *, backend: str, secrets: Sequence[str], target: str) -> AgentCard:
     text = body_text(reply)
     try:
@@ -229,9 +232,9 @@ def _read_card(reply: Reply, where: str, *, backend: str, secrets: Sequence[str]
     speakable = [(b, v, u) for b, v, u in offered if b.upper() == "JSONRPC" and _dialect_of(v) is not None]
     shown = tuple(dict.fromkeys(f"{_label(b, secrets) or '?'} {_label(v, secrets) or '?'}" for b, v, _ in offered))
     if not speakable:
-        raise scrubbed_error(f"{where}: the agent offers {', '.join(shown) or 'no interface'}; medsim's a2a backend "
-                             f"speaks JSON-RPC with protocol 1.0 or 0.3 (not gRPC, not HTTP+JSON/REST)",
-                             backend=backend, secrets=secrets, transient=False)
+        raise _Unspeakable(scrub(f"{where}: the agent offers {', '.join(shown) or 'no interface'}; medsim's a2a "
+                                 f"backend speaks JSON-RPC with protocol 1.0 or 0.3 (not gRPC, not HTTP+JSON/REST)",
+                                 secrets), backend=backend, transient=False)
     # the newest version it serves; the endpoint stays the URL medsim was given
     binding, version, url = min(speakable, key=lambda x: 0 if _dialect_of(x[1]) is V1_0 else 1)
     caps = card.get("capabilities")
@@ -396,6 +399,11 @@ class _Result:
     others: int = 0  # parts that are not text (files, data), left out
 
 
+def _state(raw: str) -> str:
+    """A task state in 0.3's spelling, also from 1.0's protobuf one (TASK_STATE_INPUT_REQUIRED)."""
+    return raw.strip().lower().removeprefix("task_state_").replace("_", "-")
+
+
 def _ident(v: Any) -> str | None:
     return v if isinstance(v, str) and 0 < len(v) <= _ID_CHARS and v.isprintable() else None
 
@@ -445,7 +453,7 @@ def _read_result(result: Any) -> _Result | None:
         state = status.get("state") if isinstance(status, dict) else None
         if not isinstance(state, str):
             return None
-        state = state.strip().lower().removeprefix("task_state_").replace("_", "-")  # also the protobuf spelling
+        state = _state(state)
         r = _Result("", _ident(result.get("contextId")), _ident(result.get("id")), state)
         texts: list[str] = []
         artifacts = result.get("artifacts")
@@ -507,7 +515,6 @@ class _StreamView:
         self.status: Any = None
         self.artifacts: dict[str, dict[str, Any]] = {}
         self.done = False
-        self.events = 0
 
     def add_all(self, results: Sequence[Any]) -> bool:
         for r in results:
@@ -517,7 +524,6 @@ class _StreamView:
     def add(self, result: Any) -> None:
         if not isinstance(result, dict) or self.done:
             return
-        self.events += 1
         kind = result.get("kind")
         body: Any = result
         if kind is None and len(result) == 1:  # 1.0: the event's type is its one key
@@ -554,7 +560,7 @@ class _StreamView:
             self.status = status
             state = status.get("state")
             if isinstance(state, str):
-                self.state = state.strip().lower().removeprefix("task_state_").replace("_", "-")
+                self.state = _state(state)
                 if self.state in _ENDED:
                     self.done = True
 
@@ -609,11 +615,10 @@ class A2ALLM:
         try:  # the name stays: the run's header has recorded it already
             card: AgentCard | None = check_agent(self._given, timeout_s=min(timeout_s, 10.0),
                                                  api_key_env=self._key_env)
-        except LLMError as e:
-            if "offers" not in str(e):  # no card; but a card with nothing medsim speaks is an error
-                card = None
-            else:
-                raise
+        except _Unspeakable:
+            raise
+        except LLMError:  # no card: spoken to as before cards named versions
+            card = None
         with self._lock:
             self.card, self._card_tried = card, True
         return card
@@ -665,15 +670,18 @@ class A2ALLM:
             rid = self._ids
         body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
         url = self.url
-        sse = _SSE() if stream is not None else None
-        feed = None if sse is None or stream is None else (
-            lambda chunk: stream.add_all([self._payload(t, method, rid, secrets) for t in sse.feed(chunk)]))
+        sse = _SSE()
+
+        def feed(chunk: bytes) -> bool:  # the stream's events so far, into the view: whether it has its answer
+            assert stream is not None
+            return stream.add_all([self._payload(t, method, rid, secrets) for t in sse.feed(chunk)])
+
         reply, text = post_text(self._base, "", body, headers, timeout_s=deadline - time.monotonic(),
                                 max_body=max_body, url=url, backend=self.name, secrets=secrets, what=f" to {method}",
-                                said_timeout_s=timeout_s, until=feed)
-        if stream is not None and sse is not None and "event-stream" in (reply.headers.get("Content-Type") or ""):
+                                said_timeout_s=timeout_s, until=feed if stream is not None else None)
+        if stream is not None and "event-stream" in (reply.headers.get("Content-Type") or ""):
             if not stream.done:  # the stream ended: what is left in the buffer, then what it said
-                stream.add_all([self._payload(t, method, rid, secrets) for t in sse.feed(b"\n\n")])
+                feed(b"\n\n")
             return stream
         return self._payload(text, method, rid, secrets)
 

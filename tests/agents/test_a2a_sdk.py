@@ -137,6 +137,10 @@ def test_the_preflight_refuses_an_agent_medsim_cannot_speak_to_before_anything_i
         err = capsys.readouterr().err
         assert rc == 2 and "the agent check failed before the run" in err and words in err, err
         assert not out.exists() and not agent.received
+        with pytest.raises(LLMError) as e:  # without a preflight: refused at the first call, nothing sent
+            A2ALLM(agent.url).generate([Message("user", "hello")], GenerateParams(max_tokens=50, timeout_s=10),
+                                       CallContext("doctor", "c1", 1))
+        assert words in str(e.value) and not e.value.transient and not agent.received
 
 
 # -- a2a-sdk 0.3, protocol 0.3 -------------------------------------------------------------
