@@ -147,6 +147,8 @@ class LLMCall(Event):
     latency_s: float
     finish_reason: str
     note: str = ""
+    # completion tokens from kept drafts (in-process jump-forward decoding); None: not told
+    drafted_tokens: int | None = None
 
 
 @dataclass(frozen=True)

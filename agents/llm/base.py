@@ -51,6 +51,9 @@ class Output:
     # None where the backend cannot tell.
     prompt_tokens_evaluated: int | None = None
     completion_tokens: int = 0
+    # Completion tokens that came from a kept draft (jump-forward decoding: several tokens
+    # in one llama_decode) rather than one decode each; None where the backend cannot tell.
+    drafted_tokens: int | None = None
     latency_s: float = 0.0
     finish_reason: str = "stop"
     note: str = ""  # what the backend could not do (e.g. images it cannot send: the text went alone)

@@ -56,15 +56,21 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.llm.base import GenerateParams, LLMError, Message, Output, text_message
+from agents.llm.drafts import Drafter, GrammarProbe
 from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
 from agents.llm.native_log import quiet_native
 
-__all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE"]
+__all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE", "DRAFT_ROWS"]
 
 # the fewest tokens a KV copy must save over what the sequence taken already holds: a copy
 # moves a whole stream (n_ctx_seq cells) in memory, which is cheap next to evaluating tokens
 # on a CPU, but not free
 MIN_SHARE = 16
+
+# the most rows a decode step gets by adding drafts (jump-forward): a step of a few rows
+# costs about one row on a CPU (the weights are read once), a step of many is compute-bound,
+# where a refused draft's rows are paid in full
+DRAFT_ROWS = 16
 
 
 @dataclass
@@ -86,6 +92,8 @@ class _Request:
     latency_s: float = 0.0
     multibyte_fix: int = 0
     error: LLMError | None = None
+    drafter: Drafter | None = None
+    drafted: int = 0  # completion tokens sampled at a drafted row (no decode of their own)
 
     def close(self) -> None:
         self.sampler.close()
@@ -102,6 +110,7 @@ class _Seq:
     tokens: list[int] = field(default_factory=list)  # what this sequence's KV cells hold, in order
     request: _Request | None = None
     pending: list[int] = field(default_factory=list)  # tokens to evaluate next
+    draft: list[int] = field(default_factory=list)  # drafted tokens evaluated after pending's one
     last_used: int = 0
 
 
@@ -115,7 +124,7 @@ class BatchedEngine:
 
     def __init__(self, path: str | Path, *, n_seq: int, n_ctx_seq: int = 4096, n_threads: int = 1,
                  n_batch: int = 256, seed: int = 0, name: str | None = None, share: bool = True,
-                 models: ModelStore | None = None):
+                 models: ModelStore | None = None, jump_forward: bool = True):
         try:
             import llama_cpp
         except ImportError as e:  # pragma: no cover - depends on the install
@@ -168,6 +177,10 @@ class BatchedEngine:
         self._one_arr = llama_cpp.llama_token_data_array(
             data=self._one.ctypes.data_as(llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False)
         self.grammar_resamples = 0  # tokens the chain chose and the grammar refused (resampled)
+        self.jump_forward = jump_forward
+        self._probe = GrammarProbe(llama_cpp, self._vocab,
+                                   lambda b: self._fmt.tokenize(b, add_bos=False, special=False))
+        self._max_rows = cp.n_batch  # the llama_batch's capacity
         self._seqs = [_Seq(i) for i in range(n_seq)]
         self._queue: list[_Request] = []
         self._cv = threading.Condition()
@@ -178,6 +191,8 @@ class BatchedEngine:
         self.step_tokens = 0  # tokens decoded in those steps
         self.copies = 0  # KV copies of a shared prefix from another sequence
         self.copied_tokens = 0  # prompt tokens those copies saved evaluating
+        self.drafted_rows = 0  # drafted tokens evaluated in steps
+        self.drafted_kept = 0  # of those, the ones the sampler picked
         self._thread = threading.Thread(target=self._run, name=f"batched:{Path(self.path).name}", daemon=True)
         self._thread.start()
 
@@ -203,6 +218,7 @@ class BatchedEngine:
             prompt_tokens=len(req.prompt),
             prompt_tokens_evaluated=req.evaluated,
             completion_tokens=len(req.completion),
+            drafted_tokens=req.drafted,
             latency_s=req.latency_s,
             finish_reason=req.finish_reason,
             note=("" if not any(m.images for m in messages)
@@ -251,9 +267,12 @@ class BatchedEngine:
             g = got.get("grammar")
             grammar = None if g is None else self._lc.llama_sampler_init_grammar(
                 self._vocab, g._grammar.encode("utf-8"), g._root.encode("utf-8"))
-        return _Request(prompt=prompt, sampler=sampler, grammar=grammar, max_tokens=max_tokens,
-                        stops=[s.encode("utf-8") for s in stop], criteria=got.get("stopping_criteria"),
-                        timeout_s=params.timeout_s)
+        req = _Request(prompt=prompt, sampler=sampler, grammar=grammar, max_tokens=max_tokens,
+                       stops=[s.encode("utf-8") for s in stop], criteria=got.get("stopping_criteria"),
+                       timeout_s=params.timeout_s)
+        if self.jump_forward:
+            req.drafter = Drafter(self._probe, lambda: req.grammar)
+        return req
 
     def close(self) -> None:
         with self._cv:
@@ -383,24 +402,69 @@ class BatchedEngine:
             self._sample(s, len(chunk) - 1)
 
     def _step(self, seqs: Sequence[_Seq]) -> None:
-        self._fill([(s.pending[0], len(s.tokens), s.seq_id, True) for s in seqs])
+        """One decode of every generating sequence's next token and, with jump-forward,
+        its draft (:meth:`_drafts`); the sampler then reads each sequence's rows in turn
+        and keeps the draft as far as it picks the drafted token."""
+        self._drafts(seqs)
+        items, rows = [], []
+        for s in seqs:
+            n0 = len(s.tokens)
+            rows.append((s, len(items), [s.pending[0], *s.draft]))
+            items += [(t, n0 + i, s.seq_id, True) for i, t in enumerate([s.pending[0], *s.draft])]
+        self._fill(items)
         if not self._decode(seqs):
             return
         self.steps += 1
         self.step_tokens += len(seqs)
-        for i, s in enumerate(seqs):
-            s.tokens.append(s.pending.pop())
-            self._sample(s, i)
+        self.drafted_rows += len(items) - len(seqs)
+        for s, idx, toks in rows:
+            n0 = len(s.tokens)
+            s.pending = []
+            s.tokens.extend(toks)
+            s.draft = []
+            for j in range(len(toks)):
+                req = s.request
+                if j:
+                    req.drafted += 1
+                    self.drafted_kept += 1
+                self._sample(s, idx + j, upto=n0 + j + 1)
+                if s.request is None:
+                    break  # finished (its cells past the reply hold tokens of it: consistent)
+                if j + 1 < len(toks) and s.pending != [toks[j + 1]]:
+                    # the draft is refused from row j+1: its cells go, the sampled token is next
+                    self._lc.llama_memory_seq_rm(self._mem, s.seq_id, n0 + j + 1, -1)
+                    del s.tokens[n0 + j + 1:]
+                    break
+                if j + 1 < len(toks):
+                    s.pending = []  # the drafted token is already in its cell
+            # all kept: pending holds the token sampled at the last row
 
-    def _sample(self, s: _Seq, idx: int) -> None:
-        """Llama.generate's and Llama._create_completion's rules for one sampled token."""
+    def _drafts(self, seqs: Sequence[_Seq]) -> None:
+        """Each generating sequence's draft (its request's drafter, over the prompt and
+        the reply so far), while the step stays within :data:`DRAFT_ROWS` rows and the
+        batch's and the sequence's room."""
+        room = min(self._max_rows, max(DRAFT_ROWS, len(seqs))) - len(seqs)
+        for s in seqs:
+            s.draft = []
+            req = s.request
+            if req is None or req.drafter is None or room <= 0 or req.multibyte_fix:
+                continue
+            left = min(room, self.n_ctx_seq - len(s.tokens) - 1, req.max_tokens - len(req.completion))
+            if left <= 0:
+                continue
+            s.draft = req.drafter.draft([*s.tokens, s.pending[0]])[:left]
+            room -= len(s.draft)
+
+    def _sample(self, s: _Seq, idx: int, upto: int | None = None) -> None:
+        """Llama.generate's and Llama._create_completion's rules for one sampled token;
+        ``upto``: how many of the sequence's tokens precede it (all, by default)."""
         req = s.request
         assert req is not None
         token = self._lc.llama_sampler_sample(req.sampler.sampler, self._ctx, idx)
         if req.grammar is not None:
             token = self._grammar_token(req, idx, token)
         if req.criteria is not None:
-            if req.criteria(np.asarray(s.tokens, dtype=np.intc), None):
+            if req.criteria(np.asarray(s.tokens[:upto], dtype=np.intc), None):
                 req.text = self._fmt.detokenize(req.completion)
                 req.finish_reason = "stop"
                 return self._finish(s)

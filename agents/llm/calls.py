@@ -74,6 +74,6 @@ def generate_logged(
             messages=[m.to_dict() for m in messages], params=p, output=out.text,
             prompt_tokens=out.prompt_tokens, prompt_tokens_evaluated=out.prompt_tokens_evaluated,
             completion_tokens=out.completion_tokens, latency_s=round(out.latency_s, 4),
-            finish_reason=out.finish_reason, note=out.note,
+            finish_reason=out.finish_reason, note=out.note, drafted_tokens=out.drafted_tokens,
         ))
         return out

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from agents.llm.drafts import Drafter, GrammarProbe
 from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
@@ -41,8 +42,12 @@ class LlamaPool:
     file (``models``), and one lock per file."""
 
     def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1,
-                 shapes: Mapping[str, tuple[int, int]] | None = None, slots: int = 1):
+                 shapes: Mapping[str, tuple[int, int]] | None = None, slots: int = 1, jump_forward: bool = True):
         self.n_ctx = n_ctx
+        # drafts evaluated with the token just sampled and kept as far as the sampler agrees
+        # (agents.llm.drafts): several tokens of a structured reply per llama_decode
+        self.jump_forward = jump_forward
+        self._probes: dict[str, GrammarProbe] = {}
         # contexts a role may have (LlamaCppLLM's per_role), each holding one conversation's
         # cache: the live hospital, with a consultation per doctor in flight, asks for one per
         # doctor; a batch of cases one after another keeps one, where the next case's prompt
@@ -131,6 +136,18 @@ class LlamaPool:
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
 
+    def drafter(self, path: str, llm: Any) -> Drafter:
+        """A new call's draft source over ``llm`` (a context of the file ``path``): its
+        grammar is the one in the sampler chain ``llm`` builds for that call."""
+        with self._guard:
+            probe = self._probes.get(path)
+            if probe is None:
+                import llama_cpp
+
+                probe = self._probes[path] = GrammarProbe(
+                    llama_cpp, llm._model.vocab, lambda b: llm.tokenize(b, add_bos=False, special=False))
+        return Drafter(probe, lambda: _chain_grammar(llm))
+
     def shape(self, path: str) -> tuple[int, int]:
         """``(n_seq, n_ctx per sequence)`` of a model file (its resolved path)."""
         return self.shapes.get(path, (self.n_seq, self.n_ctx))
@@ -199,6 +216,77 @@ def _stopping_at(llm: Any, deadline: _Deadline) -> Iterator[None]:
         del llm.create_completion
 
 
+def _chain_grammar(llm: Any) -> Any:
+    """The grammar sampler in the chain of ``llm``'s call in progress (None: no grammar)."""
+    import llama_cpp
+
+    chain = getattr(llm._sampler, "sampler", None)
+    if not chain:
+        return None
+    for i in range(llama_cpp.llama_sampler_chain_n(chain)):
+        s = llama_cpp.llama_sampler_chain_get(chain, i)
+        if llama_cpp.llama_sampler_name(s) == b"grammar":
+            return s
+    return None
+
+
+class _Steps:
+    """What one call decoded: ``evals`` (llama_decode calls of Llama.eval) and
+    ``samples`` (tokens sampled); ``samples - evals`` tokens came from kept drafts."""
+
+    def __init__(self) -> None:
+        self.evals = 0
+        self.samples = 0
+
+
+@contextmanager
+def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps) -> Iterator[None]:
+    """Jump-forward decoding for one call, through llama-cpp-python 0.3.16's own
+    speculative loop (``Llama.generate`` with a ``draft_model``): after each sampled token
+    it asks the draft model for tokens, evaluates them with the sampled one, samples at
+    each position with the call's own sampler and keeps the draft as far as the sampled
+    token equals the drafted one (the rest is removed from the KV cache). That loop needs
+    the logits of every drafted position, which ``Llama.eval`` gives only with
+    ``logits_all`` (a row of logits for every prompt token, and an array of ``n_ctx`` rows):
+    here only a drafted step computes them, into the context's own output buffer, which
+    the sampler reads. Without ``drafter``: counts only."""
+    plain_eval, plain_sample = llm.eval, llm.sample
+    armed = False
+
+    def draft_model(input_ids: Any) -> Any:
+        nonlocal armed
+        out = drafter(input_ids) if drafter is not None else []
+        armed = len(out) > 0
+        return out
+
+    def eval(tokens: Sequence[int]) -> None:  # noqa: A001 - Llama's method name
+        nonlocal armed
+        steps.evals += 1
+        if not armed:
+            return plain_eval(tokens)
+        armed = False
+        n_past = llm.n_tokens
+        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past:n_past + len(tokens)] = tokens
+        llm.n_tokens += len(tokens)
+        return None
+
+    def sample(*args: Any, **kwargs: Any) -> int:
+        steps.samples += 1
+        return plain_sample(*args, **kwargs)
+
+    llm.eval, llm.sample = eval, sample
+    if drafter is not None:
+        llm.draft_model = draft_model
+    try:
+        yield
+    finally:
+        del llm.eval, llm.sample
+        llm.draft_model = None
+
+
 class LlamaCppLLM:
     """A GGUF model through llama.cpp.
 
@@ -259,8 +347,10 @@ class LlamaCppLLM:
             before = list(llm._input_ids)
             t0 = time.perf_counter()
             deadline = _Deadline(params.timeout_s)
+            steps = _Steps()
+            drafter = self.pool.drafter(self.path, llm) if self.pool.jump_forward and self.projector is None else None
             try:
-                with _stopping_at(llm, deadline):
+                with _stopping_at(llm, deadline), _jump_forward(llm, drafter, steps):
                     r = llm.create_chat_completion(
                         messages=sent,
                         temperature=params.temperature,
@@ -292,6 +382,7 @@ class LlamaCppLLM:
             prompt_tokens=pt,
             prompt_tokens_evaluated=evaluated,
             completion_tokens=int(usage.get("completion_tokens", 0)),
+            drafted_tokens=max(0, steps.samples - steps.evals),
             latency_s=latency,
             finish_reason=choice.get("finish_reason") or "stop",
             note=("" if self.projector or not any(m.images for m in messages)

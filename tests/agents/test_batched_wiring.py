@@ -198,11 +198,14 @@ SYSTEM = Message("system", "You are a patient at a doctor's appointment. You are
                            "that started two hours ago while you were shovelling snow. Answer the doctor's questions "
                            "in the first person, in one or two sentences, using only these facts.")
 P = GenerateParams(temperature=0.0, max_tokens=24)
+# plain decoding on both sides: these tests are of the engine's placement and copies, and
+# a drafted step's rows (tests/agents/test_jump_forward.py) can flip SmolLM2's near ties
+# between a sequence decoded alone and two decoded together
 
 
 @pytest.fixture(scope="module")
 def serial(smol):
-    pool = LlamaPool(n_ctx=1024, n_threads=1)
+    pool = LlamaPool(n_ctx=1024, n_threads=1, jump_forward=False)
     yield LlamaCppLLM(smol.path, pool, label="smollm2")
     pool.close()
 
@@ -210,7 +213,7 @@ def serial(smol):
 def _engine(smol, *, share: bool, n_seq: int = 3):
     from agents.llm.batched import BatchedEngine
 
-    return BatchedEngine(smol.path, n_seq=n_seq, n_ctx_seq=1024, n_threads=1, share=share)
+    return BatchedEngine(smol.path, n_seq=n_seq, n_ctx_seq=1024, n_threads=1, share=share, jump_forward=False)
 
 
 # case A's conversation holds much more than the system prompt it shares with case B (a

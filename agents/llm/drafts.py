@@ -1,0 +1,171 @@
+"""Drafts for jump-forward decoding of an in-process model.
+
+A reply is decoded one token per ``llama_decode``. On a CPU a step reads every weight
+whatever the number of tokens in it, so a step of several tokens costs little more than a
+step of one (the embedded Qwen2.5-1.5B Q4_K_M on 2 cores: ~83 ms for 1 token, ~220 ms
+for 8). A :class:`Drafter` proposes the tokens a reply is likely to continue with; the
+decoder evaluates the token just sampled and the draft in one step, with logits at every
+position, and keeps the draft only as far as the call's own sampler (its chain, the
+grammar in it, its seed) picks the drafted token at each position. A reply is therefore
+the one the sampler picks token by token; what can differ is float rounding, since a
+token's logits come from a step of several rows (``benchmarks/jump_forward.py`` counts
+replies that differ on the embedded model).
+
+Where a draft comes from, in order:
+
+1. **prompt lookup**: what followed the last few tokens the last time they occurred in
+   the context (prompt and reply so far). A structured reply repeats the keys of the
+   prompt's example and of the role's earlier replies, a test's name is in the hospital's
+   list, a diagnosis is in the question. With a grammar, the draft is cut at the first
+   token the grammar refuses (a check of that one token on a copy of the grammar).
+2. **the grammar**: where the grammar allows exactly one next character (a key, the
+   punctuation between keys, the rest of an enum value once it is unique), those
+   characters, tokenized. Each character is found by asking a copy of the grammar which
+   single-character token it accepts (printable ASCII): where two or more are allowed (a
+   free string, an optional space), or the reply may end, the forced text ends.
+
+Without a grammar only lookup drafts, and only from a match of at least two tokens (a
+single shared token predicts free text poorly).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["Drafter", "GrammarProbe", "Lookup", "MAX_DRAFT", "MAX_FORCED"]
+
+MAX_DRAFT = 8  # tokens a lookup draft may hold: a longer one costs more when it is refused early
+MAX_FORCED = 15  # tokens of text the grammar forces (refused only where the model splits it otherwise);
+# with the token sampled, a step of 16 rows, the batched engine's DRAFT_ROWS: the serial
+# path and one sequence of the engine then make the same steps
+_NGRAM = 3  # the longest run of last tokens looked up
+
+
+class Lookup:
+    """An index of every run of 1 to :data:`_NGRAM` tokens of a growing token list to
+    where it last ended, for :meth:`propose`."""
+
+    def __init__(self, tokens: Sequence[int] = ()):
+        self.tokens: list[int] = []
+        self._last: dict[tuple[int, ...], int] = {}
+        self.extend(tokens)
+
+    def extend(self, tokens: Sequence[int]) -> None:
+        for t in tokens:
+            i = len(self.tokens)  # the new token's index: the runs ending just before it now have a continuation
+            for n in range(1, min(_NGRAM, i) + 1):
+                self._last[tuple(self.tokens[i - n:i])] = i
+            self.tokens.append(int(t))
+
+    def propose(self, k: int, min_match: int = 1) -> list[int]:
+        """Up to ``k`` tokens that followed the longest run (of at least ``min_match``)
+        of the last tokens at its most recent earlier occurrence."""
+        toks = self.tokens
+        for n in range(min(_NGRAM, len(toks)), min_match - 1, -1):
+            at = self._last.get(tuple(toks[len(toks) - n:]), -1)
+            if at >= 0:
+                return toks[at:at + k]
+        return []
+
+
+class GrammarProbe:
+    """Questions to a llama.cpp grammar sampler, asked of copies so the sampler itself is
+    untouched: which of a draft's tokens it accepts in turn, and what text it forces."""
+
+    def __init__(self, llama_cpp: Any, vocab: Any, tokenize: Any):
+        """``vocab``: the model's ``llama_vocab`` pointer; ``tokenize``: bytes -> token ids
+        (no BOS, special tokens as text)."""
+        self._lc = llama_cpp
+        self._vocab = vocab
+        self._tokenize = tokenize
+        self._eos = int(llama_cpp.llama_vocab_eos(vocab))
+        dt = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+        self._one = np.zeros(1, dtype=dt)
+        self._arr = llama_cpp.llama_token_data_array(
+            data=self._one.ctypes.data_as(llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False)
+        self._chars: list[tuple[str, int]] = []  # printable ASCII characters that are one token each
+        for code in range(32, 127):
+            ids = tokenize(chr(code).encode("utf-8"))
+            if len(ids) == 1:
+                self._chars.append((chr(code), int(ids[0])))
+
+    def allows(self, grammar: Any, token: int) -> bool:
+        """Whether ``grammar`` (in its current state) accepts ``token`` next."""
+        self._one[0] = (token, 0.0, 0.0)
+        self._arr.size, self._arr.selected, self._arr.sorted = 1, -1, False
+        self._lc.llama_sampler_apply(grammar, ctypes.byref(self._arr))
+        return bool(self._one[0]["logit"] != float("-inf"))
+
+    def accepted(self, grammar: Any, draft: Sequence[int]) -> list[int]:
+        """The draft's tokens up to the first one the grammar refuses (or an end of
+        generation: nothing after it is decoded)."""
+        g = self._lc.llama_sampler_clone(grammar)
+        out: list[int] = []
+        try:
+            for t in draft:
+                if self._lc.llama_vocab_is_eog(self._vocab, t) or not self.allows(g, t):
+                    break
+                out.append(int(t))
+                self._lc.llama_sampler_accept(g, t)
+        finally:
+            self._lc.llama_sampler_free(g)
+        return out
+
+    def forced(self, grammar: Any, limit: int = 4 * MAX_FORCED) -> str:
+        """The characters the grammar allows as the only continuation, at most ``limit``."""
+        g = self._lc.llama_sampler_clone(grammar)
+        text = ""
+        try:
+            while len(text) < limit:
+                if self.allows(g, self._eos):  # the reply may end here
+                    break
+                ok = [(c, t) for c, t in self._chars if self.allows(g, t)]
+                if len(ok) != 1:
+                    break
+                text += ok[0][0]
+                self._lc.llama_sampler_accept(g, ok[0][1])
+        finally:
+            self._lc.llama_sampler_free(g)
+        return text
+
+    def forced_tokens(self, grammar: Any, k: int) -> list[int]:
+        text = self.forced(grammar)
+        return self.accepted(grammar, self._tokenize(text.encode("utf-8"))[:k]) if text else []
+
+
+class Drafter:
+    """The draft source of one call: ``drafter(context) -> tokens``, where ``context`` is
+    the prompt and the reply so far (the last token sampled included) and ``grammar`` (a
+    callable returning the call's grammar sampler in its current state, or None) is asked
+    at each draft. ``proposed`` counts the tokens drafted (the decoder counts what it
+    kept)."""
+
+    def __init__(self, probe: GrammarProbe | None, grammar: Any = None, *, max_draft: int = MAX_DRAFT,
+                 max_forced: int = MAX_FORCED):
+        self.probe = probe
+        self.grammar = grammar
+        self.max_draft = max_draft
+        self.max_forced = max_forced
+        self._lookup: Lookup | None = None
+        self.proposed = 0
+
+    def __call__(self, context: Sequence[int]) -> np.ndarray:
+        return np.asarray(self.draft(context), dtype=np.intc)
+
+    def draft(self, context: Sequence[int]) -> list[int]:
+        known = self._lookup.tokens if self._lookup is not None else []
+        if not known or len(context) < len(known) or int(context[len(known) - 1]) != known[-1]:
+            self._lookup = Lookup(context)  # a new context (the first draft of a call)
+        else:
+            self._lookup.extend(context[len(known):])
+        g = self.grammar() if self.grammar is not None else None
+        if g is None or self.probe is None:
+            out = self._lookup.propose(self.max_draft, min_match=2)
+        else:
+            out = self.probe.accepted(g, self._lookup.propose(self.max_draft))
+            if not out:
+                out = self.probe.forced_tokens(g, self.max_forced)
+        self.proposed += len(out)
+        return out
