@@ -89,6 +89,11 @@ def _protocol(value: str, args: argparse.Namespace) -> dict[str, Any]:
     return {"protocol.name": value}
 
 
+def _ladder_given(args: argparse.Namespace) -> bool:
+    """Whether --ladder was given (a switch: its value is kept under its switch's dest)."""
+    return bool(getattr(args, "switch__ladder", None) or getattr(args, "ladder", None))
+
+
 def biases(args: argparse.Namespace) -> dict[str, Any]:
     """--doctor-bias / --patient-bias: one bias is the protocol's; several (or 'all') are a
     grid of conditions (an unbiased one first), so the report breaks accuracy down by bias."""
@@ -104,7 +109,7 @@ def biases(args: argparse.Namespace) -> dict[str, Any]:
         return {}
     if sum(len(v) for v in names.values()) == 1 or all(len(v) == 1 for v in names.values()):
         return {f"protocol.{r}_bias": v[0] for r, v in names.items()}
-    if getattr(args, "ladder", False):
+    if _ladder_given(args):
         raise SpecError("several biases make a grid of conditions, and so does --ladder: give one or the other",
                         key="conditions")
     return {"conditions": bias_conditions(names.get("doctor", ()), names.get("patient", ()))}
@@ -117,9 +122,9 @@ def _behaviour_grid(value: str, args: argparse.Namespace) -> dict[str, Any]:
         items = parse_grid(value, where="--behaviour-grid: ")
     except BehaviourError as e:
         raise SpecError(str(e), key="conditions") from None
-    other = ("--ladder" if getattr(args, "ladder", False) else
+    other = ("--ladder" if _ladder_given(args) else
              "--patient-behaviour" if getattr(args, "patient_behaviour", None) else
-             "several --doctor-bias/--patient-bias" if "conditions" in biases(args) else None)
+             "--doctor-bias/--patient-bias with several names" if "conditions" in biases(args) else None)
     if other:
         raise SpecError(f"--behaviour-grid makes a grid of conditions, and so does {other}: give one or the other "
                         "(a run spec's [conditions] can combine them)", key="conditions")
