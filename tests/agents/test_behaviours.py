@@ -9,7 +9,7 @@ import pytest
 from agents.behaviour_checks import CHECKS, behaviour_table, cell_value
 from agents.behaviours import (BEHAVIOURS, HEADING, BehaviourError, behaviour_check, behaviour_conditions,
                                behaviour_text, format_profile, instructions, invented_facts, licensed, parse_grid,
-                               parse_profile, profile_in, released_facts)
+                               parse_profile, profile_in, released_facts, with_behaviour)
 from agents.cases.registry import load_cases
 from agents.consultation import ConsultationConfig, run_consultation
 from agents.events import DictSink
@@ -111,6 +111,10 @@ def test_level_zero_is_todays_patient_byte_for_byte():
     _, plain = _run(case)
     _, zero = _run(case, parse_profile("withhold=0,fabricate=0,proficiency=0"))
     assert zero == plain  # every event, every prompt, every reply
+    # and today's events: none of a behaviour's fields or events at level 0
+    assert not [e for e in plain if e["type"] == "patient_behaviour" or "withheld" in e or "invented" in e]
+    assert {frozenset(e) for e in plain if e["type"] == "patient_grounded"} == {frozenset({"type", "turn", "facts", "seq"})}
+    assert with_behaviour("S", ()) == "S" and instructions(()) == ""
 
 
 def test_a_scripted_fabricating_patient_records_what_it_invents_and_it_is_scored_unsupported():

@@ -122,6 +122,12 @@ def test_the_table_is_the_shared_statistics_on_handmade_rows():
     assert line["accuracy_diff_ci95"] == list(paired_difference_interval(both, only_ref, only_this, 2))
     assert line["value"] == pytest.approx(1.5 / 4) and line["check_diff"] == pytest.approx(1.5 / 4)
     assert line["moved"] == "yes" and t["judge"] == "J"
+    # invented less often than at level 0 in every cell: moved the other way; up in some cells and down in others: not shown
+    down = [row(f"c{i}", "fab-1", True, 0, "fabricate=1") for i in range(8)]
+    mixed = [row(f"c{i}", "fab-3", True, [0, 1][i % 2], "fabricate=3") for i in range(8)]
+    base = [row(f"c{i}", "coop", right0[i], 1 - (i % 2) * (i % 4 == 1)) for i in range(8)]
+    lines = behaviour_table(base + down + mixed, ["coop", "fab-1", "fab-3"])["lines"]
+    assert [x["moved"] for x in lines[1:]] == ["the other way", "not shown"], lines
     assert behaviour_table([r for r in rows if r["condition"] == "fab"], ["fab"])["reference"] is None
     assert behaviour_table([r for r in rows if r["condition"] == "coop"], ["coop"]) is None
 
