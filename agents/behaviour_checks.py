@@ -105,8 +105,8 @@ def _line(behaviour: str, level: int, condition: str, cells: Mapping[tuple[str, 
     values = {k: v for k, r in cells.items() if not r.get("error") and (v := cell_value(r, c.name)) is not None}
     m, lo, hi = mean_interval(list(values.values()))
     line: dict[str, Any] = {"behaviour": behaviour, "level": level, "condition": condition, "with": others,
-                            "reference": False, "check": c.name, "what": c.what, "direction": c.direction, "kind": c.kind, "by": c.by,
-                            "n": len(values), "value": _nan(m), "ci95": _clip(c, lo, hi)}
+                            "reference": False, "check": c.name, "what": c.what, "direction": c.direction,
+                            "kind": c.kind, "by": c.by, "n": len(values), "value": _nan(m), "ci95": _clip(c, lo, hi)}
     scored = [r for r in cells.values() if _scored(r)]
     k = sum(1 for r in scored if r["correct"])
     alo, ahi = wilson_interval(k, len(scored))
@@ -199,17 +199,21 @@ def behaviour_markdown(table: Mapping[str, Any] | None) -> list[str]:
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in table["lines"]:
         kind = t["kind"]
-        check = (f"{format_check(kind, t['value'])} ({format_check(kind, t['ci95'][0])}-{format_check(kind, t['ci95'][1])})"
-                 if t["value"] is not None else "-")
-        acc = (f"{t['accuracy']:.1%} ({t['accuracy_ci95'][0]:.1%}-{t['accuracy_ci95'][1]:.1%}), {t['correct']}/{t['scored']}"
+
+        def fmt(x: float | None, signed: bool = False) -> str:
+            return format_check(kind, x, signed=signed)
+        check = f"{fmt(t['value'])} ({fmt(t['ci95'][0])}-{fmt(t['ci95'][1])})" if t["value"] is not None else "-"
+        lo, hi = t["accuracy_ci95"]
+        acc = (f"{t['accuracy']:.1%} ({lo:.1%}-{hi:.1%}), {t['correct']}/{t['scored']}"
                if t["accuracy"] is not None else "-")
         if t.get("reference"):
             vs_check = vs_acc = p = moved = "(level 0)"
         elif "check_diff" in t:
-            vs_check = (f"{format_check(kind, t['check_diff'], signed=True)} ({format_check(kind, t['check_diff_ci95'][0], signed=True)} "
-                        f"to {format_check(kind, t['check_diff_ci95'][1], signed=True)}, n={t['check_paired']})")
-            vs_acc = (f"{t['accuracy_diff']:+.1%} ({t['accuracy_diff_ci95'][0]:+.1%} to {t['accuracy_diff_ci95'][1]:+.1%}, "
-                      f"n={t['paired']})" if t["accuracy_diff"] is not None else "-")
+            dlo, dhi = t["check_diff_ci95"]
+            vs_check = f"{fmt(t['check_diff'], True)} ({fmt(dlo, True)} to {fmt(dhi, True)}, n={t['check_paired']})"
+            alo, ahi = t["accuracy_diff_ci95"]
+            vs_acc = (f"{t['accuracy_diff']:+.1%} ({alo:+.1%} to {ahi:+.1%}, n={t['paired']})"
+                      if t["accuracy_diff"] is not None else "-")
             p, moved = f"{t['mcnemar_p']:.3g}", t["moved"]
         else:
             vs_check = vs_acc = p = moved = "-"

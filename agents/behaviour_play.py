@@ -34,7 +34,8 @@ _PLAIN = {"abdominal": "belly", "medication": "medicine", "medications": "medici
           "fatigue": "tiredness", "breathlessness": "short breath"}
 _AGAIN = ("As I said, ", "Like I told you, ", "Again, ")
 _ARTICLE = re.compile(r"\b(?:the|a|an)\s+", re.I)
-_NEGATION = re.compile(r"\b(?:no|not|never|without|nor|none|denies|cannot|can't|don't|doesn't|didn't|haven't|hasn't)\b", re.I)
+_NEGATION = re.compile(r"\b(?:no|not|never|without|nor|none|denies|cannot|can't|don't|doesn't|didn't|haven't|"
+                       r"hasn't)\b", re.I)
 
 
 def _on(level: int, k: int, pattern: Mapping[int, str]) -> bool:
