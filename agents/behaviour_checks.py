@@ -23,7 +23,6 @@ Bonett-Price interval and McNemar's exact p (:mod:`agents.stats`, as ``medsim co
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -93,10 +92,14 @@ def _nan(x: float) -> float | None:
     return None if x != x else x
 
 
-def _clip(c: Check, lo: float, hi: float) -> list[float | None]:
-    if c.kind == "rate":
-        lo, hi = max(0.0, lo), min(1.0, hi)
-    return [_nan(lo), _nan(hi)]
+def _clip(lo: float, hi: float, bound: tuple[float, float] | None) -> list[float | None]:
+    """An interval within ``bound`` (a rate's [0, 1]; a difference of rates' [-1, 1]); None
+    for a bound n does not allow (NaN)."""
+    if lo != lo or hi != hi:
+        return [None, None]
+    if bound is not None:
+        lo, hi = max(bound[0], lo), min(bound[1], hi)
+    return [lo, hi]
 
 
 def _line(behaviour: str, level: int, condition: str, cells: Mapping[tuple[str, int], Mapping[str, Any]],
@@ -106,7 +109,8 @@ def _line(behaviour: str, level: int, condition: str, cells: Mapping[tuple[str, 
     m, lo, hi = mean_interval(list(values.values()))
     line: dict[str, Any] = {"behaviour": behaviour, "level": level, "condition": condition, "with": others,
                             "reference": False, "check": c.name, "what": c.what, "direction": c.direction,
-                            "kind": c.kind, "by": c.by, "n": len(values), "value": _nan(m), "ci95": _clip(c, lo, hi)}
+                            "kind": c.kind, "by": c.by, "n": len(values), "value": _nan(m),
+                            "ci95": _clip(lo, hi, (0.0, 1.0) if c.kind == "rate" else None)}
     scored = [r for r in cells.values() if _scored(r)]
     k = sum(1 for r in scored if r["correct"])
     alo, ahi = wilson_interval(k, len(scored))
@@ -116,8 +120,7 @@ def _line(behaviour: str, level: int, condition: str, cells: Mapping[tuple[str, 
     base = {key: v for key, r in ref.items() if not r.get("error") and (v := cell_value(r, c.name)) is not None}
     diffs = [values[key] - base[key] for key in values if key in base]
     d, dlo, dhi = mean_interval(diffs)
-    bound = 1.0 if c.kind == "rate" else math.inf
-    line.update(check_diff=_nan(d), check_diff_ci95=[_nan(max(-bound, dlo)), _nan(min(bound, dhi))],
+    line.update(check_diff=_nan(d), check_diff_ci95=_clip(dlo, dhi, (-1.0, 1.0) if c.kind == "rate" else None),
                 check_paired=len(diffs), moved=_moved(c.direction, dlo, dhi, len(diffs)))
     pairs = [(ref[key], r) for key, r in cells.items() if key in ref and _scored(r) and _scored(ref[key])]
     both = sum(1 for a, b in pairs if a["correct"] and b["correct"])
@@ -141,18 +144,22 @@ def _moved(direction: int, lo: float, hi: float, n: int) -> str:
     return "not shown"
 
 
-def behaviour_table(rows: Sequence[Mapping[str, Any]], order: Sequence[str], *,
-                    judge: str = "the run's judge") -> dict[str, Any] | None:
+def behaviour_table(rows: Sequence[Mapping[str, Any]], order: Sequence[str] | None = None, *,
+                    judge: str | None = None) -> dict[str, Any] | None:
     """The behaviour table of a run (None: no condition has a behaviour). Level 0 is the
-    first condition in ``order`` whose patient had none (``reference``; None: the run has
-    no such condition, and nothing is compared)."""
+    first condition in ``order`` (default: as the rows first name them) whose patient had
+    none (``reference``; None: the run has no such condition, and nothing is compared).
+    ``judge``: the judge as the report names it."""
+    if order is None:
+        order = list(dict.fromkeys(r.get("condition", "base") for r in rows))
     by_cond = {c: [r for r in rows if r.get("condition", "base") == c] for c in order}
     by_cond = {c: rs for c, rs in by_cond.items() if rs}
     profiles = {c: parse_profile(next((r["patient_behaviour"] for r in rs if r.get("patient_behaviour")), NO_BEHAVIOUR))
                 for c, rs in by_cond.items()}
     if not any(profiles.values()):
         return None
-    ref = next((c for c, p in profiles.items() if not p), None)
+    # level 0: a condition with no profile whose cells ran (one whose every cell errored says nothing of its patient)
+    ref = next((c for c, p in profiles.items() if not p and any(not r.get("error") for r in by_cond[c])), None)
     ref_cells = _cells(by_cond[ref]) if ref is not None else None
     lines: list[dict[str, Any]] = []
     for b in BEHAVIOURS:
@@ -187,10 +194,11 @@ def behaviour_markdown(table: Mapping[str, Any] | None) -> list[str]:
     if not table:
         return []
     ref = table["reference"]
+    judge = table["judge"] or "the run's judge"
     md = ["", "## Patient behaviours: manipulation checks and accuracy", "",
           (f"Each level against level 0 (condition {md_cell(ref)}: the cooperative patient), paired by case and seed. "
            if ref is not None else "No condition of this run has the cooperative patient: nothing is compared. ")
-          + f"Accuracy judged by {md_cell(table['judge'])} (Wilson 95% CI; its difference Bonett-Price paired, "
+          + f"Accuracy judged by {md_cell(judge)} (Wilson 95% CI; its difference Bonett-Price paired, "
           "McNemar exact). Checks: the mean over cells (95% CI), its difference paired by cell; \"moved\": that "
           "interval wholly on the expected side. Checked by: named on each line (the fidelity checker is "
           f"{md_cell(table['fidelity_checker'])}).", "",

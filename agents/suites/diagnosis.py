@@ -110,8 +110,13 @@ def measure_scorers(plan: CellPlan, verdicts: Verdicts | None = None) -> list[Sc
 def consultation_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The summary of consultation rows (:func:`agents.results.summarise`), with CARE
     for the rows of AutoMedic's protocol and the simulator's fidelity
-    (:func:`agents.fidelity.scorer.fidelity_summary`)."""
-    return summarise(rows, extra=_suite_blocks)
+    (:func:`agents.fidelity.scorer.fidelity_summary`), and the patient behaviours' table
+    when some condition has one (:func:`agents.behaviour_checks.behaviour_table`)."""
+    out = summarise(rows, extra=_suite_blocks)
+    table = behaviour_table(rows)
+    if table is not None:  # patient behaviours: the checks and accuracy against level 0 (agents.behaviour_checks)
+        out["behaviours"] = table
+    return out
 
 
 def fidelity_scorer(plan: CellPlan) -> FidelityScorer:

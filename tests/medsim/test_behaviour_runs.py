@@ -49,6 +49,8 @@ def test_a_behaviour_grid_runs_and_its_report_shows_the_table(tmp_path):
     moved = [ln.split(" | ")[7] for ln in lines if ln.split(" | ")[1] != "0"]
     assert moved == ["yes", "yes", "yes"], section  # each check moved the expected way, paired against level 0
     assert "judged by scripted" in section and "fidelity checker is pre-check" in section
+    summary = json.loads((out / "summary.json").read_text())["behaviours"]
+    assert summary["reference"] == "cooperative" and [x["moved"] for x in summary["lines"] if x["level"]] == moved
     html = (out / "report.html").read_text()
     assert 'id="behaviours"' in html and html.count('<tr class="behaviour') == 6
     assert "Flesch-Kincaid" in html and "McNemar" in html
@@ -129,6 +131,11 @@ def test_the_table_is_the_shared_statistics_on_handmade_rows():
     lines = behaviour_table(base + down + mixed, ["coop", "fab-1", "fab-3"])["lines"]
     assert [x["moved"] for x in lines[1:]] == ["the other way", "not shown"], lines
     assert behaviour_table([r for r in rows if r["condition"] == "fab"], ["fab"])["reference"] is None
+    # a condition whose every cell errored is no level 0; one cell gives a figure and no interval
+    broken = [{"case_id": "c0", "seed": 0, "condition": "down", "error": "backend died"}]
+    one = behaviour_table(broken + rows[:1] + rows[8:9], ["down", "coop", "fab"])
+    assert one["reference"] == "coop" and one["lines"][1]["ci95"] == [None, None]
+    assert one["lines"][1]["moved"] == "too few cells" and one["lines"][1]["check_diff_ci95"] == [None, None]
     assert behaviour_table([r for r in rows if r["condition"] == "coop"], ["coop"]) is None
 
 
