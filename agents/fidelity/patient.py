@@ -399,7 +399,7 @@ def directly_asked(fact: Fact, question: str, *, strict: bool = False) -> bool:
         return True
     if strict:
         return False
-    named = {s for rx, secs in _TOPICS[1:4] if rx.search(question) for s in secs}
+    named = {s for rx, secs in _TOPICS[1:4] if rx.search(question) for s in secs}  # past, social, family history
     if _OTHER_SYMPTOMS.search(question):
         named |= {"symptoms", "ros"}
     if _TIMING.search(question):
