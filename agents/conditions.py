@@ -6,11 +6,10 @@ repeats do not shrink them as if they were new cases.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from agents.stats import wilson_interval
+from agents.stats import mean_interval, wilson_interval
 from agents.textsafe import md_cell
 
 __all__ = ["condition_table", "write_chart", "table_markdown"]
@@ -23,18 +22,6 @@ def _by_case(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
             continue
         out.setdefault(r["case_id"], []).append(1.0 if r["correct"] else 0.0)
     return out
-
-
-def _mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan")
-    m = sum(values) / n
-    if n < 2:
-        return m, float("nan"), float("nan")
-    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
-    h = 1.96 * sd / math.sqrt(n)
-    return m, m - h, m + h
 
 
 def condition_table(rows: Sequence[Mapping[str, Any]], order: Sequence[str]) -> list[dict[str, Any]]:
@@ -51,7 +38,7 @@ def condition_table(rows: Sequence[Mapping[str, Any]], order: Sequence[str]) -> 
             acc = k / len(per_case) if per_case else float("nan")
             lo, hi = wilson_interval(k, len(per_case))
         else:
-            acc, lo, hi = _mean_ci(list(per_case.values()))
+            acc, lo, hi = mean_interval(list(per_case.values()), z=1.96)
         line: dict[str, Any] = {"condition": cond, "n": len(per_case), "repeats": repeats, "accuracy": acc,
                                 "ci95": [lo, hi], "failed": sum(1 for r in rs if r.get("status") == "failed"),
                                 "errors": sum(1 for r in rs if r.get("error")),
@@ -63,7 +50,7 @@ def condition_table(rows: Sequence[Mapping[str, Any]], order: Sequence[str]) -> 
                                 "cost_per_case": _mean([r.get("cost") or 0.0 for r in rs])}
         if prev is not None:
             shared = sorted(set(prev) & set(per_case))
-            d, dlo, dhi = _mean_ci([per_case[c] - prev[c] for c in shared])
+            d, dlo, dhi = mean_interval([per_case[c] - prev[c] for c in shared], z=1.96)
             line.update(diff=d, diff_ci95=[dlo, dhi], paired_n=len(shared))
         out.append(line)
         prev = per_case

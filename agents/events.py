@@ -190,14 +190,24 @@ class FallbackReply(Event):
 class PatientGrounded(Event):
     """The facts of the case the patient was given with a question (their indices in
     :func:`agents.fidelity.facts.case_facts`, as said in the patient's voice:
-    :mod:`agents.patient_voice`); none: the patient was told nothing answers it."""
+    :mod:`agents.patient_voice`); none: the patient was told nothing answers it. With a
+    patient behaviour (:mod:`agents.behaviours`; written only when not empty): ``withheld``,
+    the facts a cooperative patient would have been given and a withholding one was not;
+    ``invented``, the symptoms a fabricating patient was given that the case does not hold."""
 
     type: ClassVar[str] = "patient_grounded"
     turn: int
     facts: tuple[int, ...] = ()
+    withheld: tuple[int, ...] = ()
+    invented: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "turn": self.turn, "facts": list(self.facts)}
+        d: dict[str, Any] = {"type": self.type, "turn": self.turn, "facts": list(self.facts)}
+        if self.withheld:
+            d["withheld"] = list(self.withheld)
+        if self.invented:
+            d["invented"] = list(self.invented)
+        return d
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ from agents.fidelity.facts import SITES, case_facts, claim_concepts, speaks_for
 from agents.fidelity.patient import asked_sections, specific_sections
 
 __all__ = ["Voice", "VoicedFact", "voice_of", "first_person", "voiced_facts", "facts_for", "grounded_answer",
-           "speaker_brief", "grounded_message", "given_facts", "nothing_given", "GIVEN", "NOTHING"]
+           "speaker_brief", "grounded_message", "given_facts", "nothing_given", "held_back", "GIVEN", "NOTHING",
+           "HELD_BACK"]
 
 _FEMALE = re.compile(r"\b(?:female|woman|girl|lady|mother|wife|pregnant|she|her)\b", re.I)
 _MALE = re.compile(r"\b(?:male|man|boy|gentleman|father|husband|he|his)\b", re.I)
@@ -357,12 +358,17 @@ GIVEN = "(What you know that answers this:"
 NOTHING = '(Nothing you know answers this. Reply as yourself: "I haven\'t noticed that" or "I don\'t know".)'
 
 
-def grounded_message(question: str, facts: Sequence[VoicedFact]) -> str:
+# a withholding patient (agents.behaviours) given nothing because it keeps what it knows back
+HELD_BACK = "(You would rather not go into this: answer vaguely, without denying anything.)"
+
+
+def grounded_message(question: str, facts: Sequence[VoicedFact], *, held_back: bool = False) -> str:
     """The question as the patient reads it: with the facts that answer it, or the note
-    that none does (:class:`agents.participants.grounded.Grounded` sends it; the
-    scripted backend and the checks read it back with :func:`given_facts`)."""
+    that none does, or (``held_back``) that the patient keeps them to itself
+    (:class:`agents.participants.grounded.Grounded` sends it; the scripted backend and the
+    checks read it back with :func:`given_facts`)."""
     if not facts:
-        return f"{question}\n{NOTHING}"
+        return f"{question}\n{HELD_BACK if held_back else NOTHING}"
     return f"{question}\n{GIVEN}\n" + "\n".join(f"- {f.text}" for f in facts) + ")"
 
 
@@ -377,3 +383,9 @@ def given_facts(message: str) -> list[str]:
 def nothing_given(message: str) -> bool:
     """Whether a grounded question came with the note that no fact answers it."""
     return f"\n{NOTHING}" in message
+
+
+def held_back(message: str) -> bool:
+    """Whether a grounded question came with the note that the patient keeps back what
+    answers it (a withholding patient)."""
+    return f"\n{HELD_BACK}" in message

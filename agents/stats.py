@@ -1,11 +1,12 @@
-"""Small statistics helpers: a binomial proportion's interval, and for paired binary
-outcomes (two runs scored on the same cases) the interval of the difference and
+"""Small statistics helpers: a binomial proportion's interval, a mean's, and for paired
+binary outcomes (two runs scored on the same cases) the interval of the difference and
 McNemar's exact test."""
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
-__all__ = ["wilson_interval", "paired_difference_interval", "mcnemar_exact"]
+__all__ = ["wilson_interval", "paired_difference_interval", "mcnemar_exact", "mean_interval"]
 
 Z95 = 1.959963984540054
 
@@ -56,3 +57,18 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     k = min(only_a, only_b)
     tail = sum(math.comb(n, i) for i in range(k + 1))
     return min(1.0, 2 * tail / 2 ** n)
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """The mean of ``values`` and its normal-approximation interval (95% by default: mean
+    +/- z sd / sqrt(n), sd with n - 1); NaN for what n does not allow (no values: all
+    three; one value: the bounds)."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = sum(values) / n
+    if n < 2:
+        return m, float("nan"), float("nan")
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    h = z * sd / math.sqrt(n)
+    return m, m - h, m + h

@@ -6,7 +6,7 @@ it also draws ``compare-html.png``: the page `medsim compare RUN_A RUN_B` writes
 (docs/outputs.md's is from two real runs of the embedded model: the memory experiment's
 "off" and "frozen" arms).
 
-    .venv/bin/python docs/report_screenshots.py [--out docs] [--compare RUN_A RUN_B] [--measures RUN]
+    .venv/bin/python docs/report_screenshots.py [--out docs] [--compare RUN_A RUN_B] [--measures RUN] [--behaviours [RUN]]
 """
 from __future__ import annotations
 
@@ -66,6 +66,31 @@ def shoot_measures(out: Path, run: str) -> Path:
     return shot
 
 
+def shoot_behaviours(out: Path, run: str | None = None) -> Path:
+    """The behaviour table of a report.html (``report-behaviours.png``): RUN's, or (none
+    given) a scripted demo run over ``--behaviour-grid all`` made for the shot."""
+    shot = out / "report-behaviours.png"
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="medsim-behaviours-") as d:
+        if run is None:
+            run = str(Path(d) / "demo-behaviours")
+            subprocess.run([sys.executable, "-m", "medsim", "bench", "--cases", "demo", "--llm", "scripted",
+                            "--behaviour-grid", "all", "--out", run, "--no-progress"], check=True)
+        page = Path(run) / "report.html"
+        with chromium(WIDTH, HEIGHT) as browser:
+            browser.get(page.resolve().as_uri() + "#behaviours")
+            section = browser.find_element("id", "behaviours")
+            height = browser.execute_script("return arguments[0].getBoundingClientRect().height", section)
+            browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": int(height) + 40,
+                                                                          "deviceScaleFactor": 1, "mobile": False})
+            if not section.screenshot(str(shot)):
+                raise SystemExit(f"{shot}: the browser wrote no screenshot")
+    from PIL import Image  # a table is a few flat colours: 64 keep it sharp at a third of the size
+
+    Image.open(shot).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(shot, optimize=True)
+    return shot
+
+
 def shoot_compare(out: Path, run_a: str, run_b: str) -> Path:
     """compare.html of two runs, written to a temporary folder and shot from a file URL
     (the page is self-contained)."""
@@ -86,7 +111,13 @@ if __name__ == "__main__":
                     help="also draw compare-html.png from these two runs (default: not drawn)")
     ap.add_argument("--only-compare", action="store_true", help="draw compare-html.png alone")
     ap.add_argument("--measures", metavar="RUN", help="draw report-measures.png alone, from RUN's report.html")
+    ap.add_argument("--behaviours", nargs="?", const="", metavar="RUN",
+                    help="draw report-behaviours.png alone: RUN's behaviour table (default: a scripted demo run over "
+                         "--behaviour-grid all)")
     a = ap.parse_args()
+    if a.behaviours is not None:
+        print(shoot_behaviours(a.out, a.behaviours or None))
+        raise SystemExit(0)
     if a.measures:
         print(shoot_measures(a.out, a.measures))
         raise SystemExit(0)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from agents.llm.registry import kinds_help
+from agents.behaviours import BehaviourError, behaviour_conditions, parse_grid
 from agents.biases import BiasError, bias_conditions, parse_bias_list
 from agents.protocol import DOCTOR_STRATEGIES
 from agents.roles import flag_name, get_role, role_names
@@ -88,6 +89,11 @@ def _protocol(value: str, args: argparse.Namespace) -> dict[str, Any]:
     return {"protocol.name": value}
 
 
+def _ladder_given(args: argparse.Namespace) -> bool:
+    """Whether --ladder was given (a switch: its value is kept under its switch's dest)."""
+    return bool(getattr(args, "switch__ladder", None) or getattr(args, "ladder", None))
+
+
 def biases(args: argparse.Namespace) -> dict[str, Any]:
     """--doctor-bias / --patient-bias: one bias is the protocol's; several (or 'all') are a
     grid of conditions (an unbiased one first), so the report breaks accuracy down by bias."""
@@ -103,10 +109,26 @@ def biases(args: argparse.Namespace) -> dict[str, Any]:
         return {}
     if sum(len(v) for v in names.values()) == 1 or all(len(v) == 1 for v in names.values()):
         return {f"protocol.{r}_bias": v[0] for r, v in names.items()}
-    if getattr(args, "ladder", False):
+    if _ladder_given(args):
         raise SpecError("several biases make a grid of conditions, and so does --ladder: give one or the other",
                         key="conditions")
     return {"conditions": bias_conditions(names.get("doctor", ()), names.get("patient", ()))}
+
+
+def _behaviour_grid(value: str, args: argparse.Namespace) -> dict[str, Any]:
+    """--behaviour-grid: a grid of patient behaviours, the cooperative patient first, then
+    one condition per behaviour and level."""
+    try:
+        items = parse_grid(value, where="--behaviour-grid: ")
+    except BehaviourError as e:
+        raise SpecError(str(e), key="conditions") from None
+    other = ("--ladder" if _ladder_given(args) else
+             "--patient-behaviour" if getattr(args, "patient_behaviour", None) else
+             "--doctor-bias/--patient-bias with several names" if "conditions" in biases(args) else None)
+    if other:
+        raise SpecError(f"--behaviour-grid makes a grid of conditions, and so does {other}: give one or the other "
+                        "(a run spec's [conditions] can combine them)", key="conditions")
+    return {"conditions": behaviour_conditions(items)}
 
 
 def _every_role(key: str) -> Callable[[Any, argparse.Namespace], dict[str, Any]]:
@@ -171,6 +193,14 @@ FLAGS: tuple[Flag, ...] = (
          metavar="NAMES", to_spec=lambda v, a: {}),
     Flag(("--patient-bias",), None, "the patient's biases, likewise (default: none)", "protocol", metavar="NAMES",
          to_spec=lambda v, a: {}),
+    Flag(("--patient-behaviour",), "protocol.patient_behaviour", "how the patient behaves, written into its "
+         "instructions only: NAME=LEVEL,... with levels 0-3 (0: the cooperative patient), e.g. withhold=2,fabricate=1; "
+         "names: withhold, fabricate, inconsistent, cognition, expression, attitude, proficiency, recall, confusion "
+         "(default: none)", "protocol", metavar="NAME=LEVEL,...", hidden=("--patient-behavior",)),
+    Flag(("--behaviour-grid",), None, "patient behaviours as a grid of conditions: the cooperative patient, then each "
+         "behaviour at levels 1-3 (NAME=2 or NAME=1-2 for some levels; 'all': every behaviour), e.g. withhold,fabricate; "
+         "the report's behaviour table compares each with level 0 (default: none)", "protocol", metavar="NAMES",
+         to_spec=_behaviour_grid, commands=GRID - {"osce"}, hidden=("--behavior-grid",)),
     Flag(("--doctor-mode",), "protocol.doctor_mode", "structured (JSON actions, grammar-constrained) or markers; auto: "
          "structured, markers for openai: and a2a: doctors (default: auto)", "protocol",
          choices=("structured", "markers", "auto")),
@@ -341,7 +371,7 @@ def overrides(args: argparse.Namespace, command: str) -> Overrides:
 
 def _flag_of_key() -> dict[str, str]:
     out = {"roles.*.timeout_s": "--timeout", "roles.*.retries": "--retries", "roles.*.backoff_s": "--backoff",
-           "conditions": "--ladder/--doctor-bias/--patient-bias", "protocol.name": "--protocol",
+           "conditions": "--ladder/--doctor-bias/--patient-bias/--behaviour-grid", "protocol.name": "--protocol",
            "suite": "--protocol/--suite"}
     for f in (*FLAGS, *_role_flags(), *_suite_flags()):
         for k in (f.key, *(f"{s.section}.{s.keeps[f.key]}" for s in all_suites() if f.key in s.keeps and s.section)):

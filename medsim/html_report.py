@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from markupsafe import Markup, escape
 
+from agents.behaviour_checks import behaviour_table, format_check
 from agents.events import expand_prompts
 from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
 from agents.image_file import read_image_bytes
@@ -608,7 +609,9 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
         plt = None
     measures = measures_context(rows, lambda fig: Plot("Reliability diagram", "top-1 confidence against the share "
                                                        "right, per bin", fig_uri(fig)), plt)
-    html = render_page("report.html.j2", measures=measures, title=title, run=run, spec=spec, command=run_command(run) or run_command(header),
+    judged_by = models or header.get("models") or {}
+    behaviours = behaviour_table(rows, conditions, judge=str(judged_by.get("judge") or "the run's judge"))
+    html = render_page("report.html.j2", measures=measures, behaviours=behaviours, check=format_check, title=title, run=run, spec=spec, command=run_command(run) or run_command(header),
                    started=run.get("started") or header.get("started"), case_file=_case_file(run, header),
                    models=models or header.get("models") or {}, rescored_from=links_to is not None,
                    model_sha256=run.get("model_sha256") or header.get("model_sha256") or {},

@@ -154,9 +154,13 @@ class ProtocolSpec:
     # the dict, so the identity of a run made without biases is unchanged)
     doctor_bias: str | None = None
     patient_bias: str | None = None
+    # patient behaviours (agents.behaviours): (name, level) pairs above level 0; None is the
+    # cooperative patient (left out of the dict: a run without behaviours keeps its identity)
+    patient_behaviour: tuple[tuple[str, int], ...] | None = None
 
     KEYS = ("name", "doctor_mode", "doctor_strategy", "prompt_style", "min_gathering", "guards", "guard_retries",
-            "measurement_hints", "patient_grounding", "max_turns", "measurement", "static", "budget", "doctor_bias", "patient_bias")
+            "measurement_hints", "patient_grounding", "max_turns", "measurement", "static", "budget", "doctor_bias",
+            "patient_bias", "patient_behaviour")
 
     @classmethod
     def parse(cls, d: Mapping[str, Any], *, doctor_backend: str) -> "ProtocolSpec":
@@ -196,10 +200,14 @@ class ProtocolSpec:
             static=_bool(d, "static", path, default=False),
             budget=(_float(d, "budget", path, lo=0.0, strict_lo=True) if d.get("budget") is not None else None),
             doctor_bias=_bias(d, "doctor", path), patient_bias=_bias(d, "patient", path),
+            patient_behaviour=_behaviour(d, path),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+        d = {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
+        if self.patient_behaviour is not None:
+            d["patient_behaviour"] = dict(self.patient_behaviour)
+        return d
 
 
 def _bias(d: Mapping[str, Any], role: str, path: str) -> str | None:
@@ -215,6 +223,20 @@ def _bias(d: Mapping[str, Any], role: str, path: str) -> str | None:
     except BiasError as e:
         raise SpecError(f"{path}{key}: {e}", key=path + key) from None
     return v.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _behaviour(d: Mapping[str, Any], path: str) -> tuple[tuple[str, int], ...] | None:
+    """``protocol.patient_behaviour``: a table of levels (``{withhold = 2}``) or the text
+    ``"withhold=2,fabricate=1"`` (``"none"``: the cooperative patient); levels 0-3, zeros
+    dropped (agents.behaviours)."""
+    from agents.behaviours import BehaviourError, parse_profile
+
+    key = "patient_behaviour"
+    try:
+        profile = parse_profile(d.get(key), where=f"{path}{key}: ")
+    except BehaviourError as e:
+        raise SpecError(str(e), key=path + key) from None
+    return profile or None
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ from agents.fidelity.facts import (OPPOSITES, SITES, CaseFacts, Fact, canon, cas
                                    located_concepts)
 from agents.judge import names_condition
 
-__all__ = ["Claim", "PatientCheck", "check_patient", "CLAIM_VERDICTS", "VOICES", "asked_sections", "specific_sections"]
+__all__ = ["Claim", "PatientCheck", "check_patient", "CLAIM_VERDICTS", "VOICES", "asked_sections", "specific_sections",
+           "directly_asked"]
 
 CLAIM_VERDICTS = ("supported", "contradicted", "unsupported", "no_claim")
 VOICES = ("first_person", "caregiver", "third_person", "not_caregiver")
@@ -379,6 +380,33 @@ def asked_sections(question: str) -> frozenset[str]:
     history)."""
     got = {s for rx, secs in _TOPICS if rx.search(question) for s in secs}
     return frozenset(got or {"complaint", "history"}) | {"demographics"}
+
+
+_OTHER_SYMPTOMS = re.compile(r"other\s+symptoms?|any\s+other|other\s+problems?|anything\s+else\s+(?:wrong|bother)", re.I)
+_TIMING = re.compile(r"how\s+long|when\s+did|when\s+was|\bstart|\bbegan|\bbegin|worse|better|how\s+(?:often|bad)|"
+                     r"what\s+happened", re.I)
+
+
+def directly_asked(fact: Fact, question: str, *, strict: bool = False) -> bool:
+    """Whether ``question`` asks about ``fact`` directly: it names one of the fact's
+    concepts (a body site alone does not count), or (unless ``strict``) the fact's topic (the
+    past history, social or family history, other symptoms; the timing and course for the
+    history of the complaint), or it is an opening question and the fact is the presenting
+    complaint. A fact told in answer to anything else was volunteered (a withholding patient
+    keeps it back: agents.behaviours.released_facts)."""
+    q = frozenset(c for c, _ in claim_concepts(question)) - SITES
+    if (fact.asserted | fact.denied) & q:
+        return True
+    if strict:
+        return False
+    named = {s for rx, secs in _TOPICS[1:4] if rx.search(question) for s in secs}  # past, social, family history
+    if _OTHER_SYMPTOMS.search(question):
+        named |= {"symptoms", "ros"}
+    if _TIMING.search(question):
+        named.add("history")
+    if fact.section in named:
+        return True
+    return fact.section == "complaint" and not specific_sections(question)
 
 
 def _overshare(cf: CaseFacts, question: str, claims: Sequence[Claim]) -> tuple[bool | None, tuple[int, ...]]:

@@ -3,9 +3,10 @@
 It plays every role from the case itself (it is an oracle, not a model): the doctor asks
 a few questions, requests the case's tests, then names the right diagnosis for some cases
 and a wrong one for others (chosen by a hash of seed and case id, so both judge paths
-run); the patient answers from the patient facts; the technician returns the matching
-result; the judge compares word overlap. Marker spellings vary by case so the parser's
-variants are exercised.
+run); the patient answers from the patient facts (and plays the behaviours its prompt
+names: agents.behaviour_play); the technician returns the matching result; the judge
+compares word overlap. Marker spellings vary by case so the parser's variants are
+exercised.
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from typing import Mapping, Sequence
 from agents.cases.model import Case
 from agents.findings import match_order, tokens
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
-from agents.patient_voice import given_facts, nothing_given
+from agents.behaviour_play import WITHHOLDING_REPLY, play
+from agents.behaviours import profile_in
+from agents.patient_voice import given_facts, held_back, nothing_given
 from agents.roles import READER, STAFF, get_role, role_names
 
 __all__ = ["ScriptedLLM"]
@@ -83,6 +86,8 @@ class ScriptedLLM:
         already given: a person asks in their own words) the next fact not yet said, so the
         patient never repeats itself."""
         given = given_facts(question)
+        if held_back(question):  # a withholding patient keeps what answers it to itself
+            return WITHHOLDING_REPLY
         if given:  # a grounded patient: the facts it was given, the ones not yet said first
             fresh = [g for g in given if not any(g in s for s in said)]
             return " ".join((fresh or given)[:2])
@@ -230,7 +235,10 @@ class ScriptedLLM:
             if params.response_schema:
                 text = self._as_json(text)
         elif ctx.role == "patient":
-            text = self._patient(case, last, frozenset(m.content for m in messages if m.role == "assistant"))
+            said = [m.content for m in messages if m.role == "assistant"]
+            text = self._patient(case, last, frozenset(said))
+            levels = profile_in(messages[0].content) if messages and messages[0].role == "system" else {}
+            text = play(text, levels, len(said), said, case)  # the patient's behaviours, if any
         elif kind == STAFF:  # the technician, or another staff role (a nurse): the records the order matches
             text = self._measurement(case, last)
         else:

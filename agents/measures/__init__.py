@@ -9,6 +9,9 @@ lines:
   per category and overall;
 - :mod:`agents.measures.ordered`: the tests ordered against the case's recorded tests
   (precision, recall, F1, matched by :mod:`agents.orders`), and the cost;
+- :mod:`agents.measures.speech`: how the patient spoke (a row block read from the log, no
+  scorer): the Flesch-Kincaid grade, facts volunteered unasked, utterances that claim
+  nothing, word-list markers; the patient behaviours' manipulation checks read it;
 - :mod:`agents.measures.gap`: the share of the gap to a full-information run a condition
   closes (``medsim compare``, a run's own conditions).
 """

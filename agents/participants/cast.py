@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
+from agents.behaviours import (PatientBehaviour, Profile, format_profile, instructions, invented_facts, licensed,
+                               with_behaviour)
 from agents.biases import NO_BIAS, BiasApplied, bias_text, with_bias
 from agents.cases.model import Case
 from agents.events import EventSink
@@ -23,7 +25,7 @@ from agents.protocol import DOCTOR_STRATEGIES
 from agents.roles import (CONSULTATION_KINDS, READER, STAFF, doctor_system, patient_system, role_defaults,
                           roles_of_kind)
 
-__all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params", "biased"]
+__all__ = ["CastConfig", "Cast", "CastBuilder", "llm_cast", "default_params", "biased", "behaved"]
 
 Cast = Mapping[str, Participant]
 # (case, sink) -> the participants of that case's consultation
@@ -60,6 +62,9 @@ class CastConfig:
     # AgentClinic's bias conditions (agents.biases): appended to that role's system prompt only
     doctor_bias: str | None = None
     patient_bias: str | None = None
+    # patient behaviours (agents.behaviours): the patient's profile, () for the cooperative
+    # patient (level 0: nothing added anywhere)
+    patient_behaviour: Profile = ()
 
     def params_for(self, role: str) -> GenerateParams:
         return self.params.get(role) or default_params(role)
@@ -82,6 +87,21 @@ def biased(cfg: CastConfig, role: str, system: str, sink: EventSink) -> str:
     return with_bias(system, role, name)
 
 
+def behaved(cfg: CastConfig, case: Case, system: str, sink: EventSink) -> tuple[str, tuple[str, ...]]:
+    """The patient's ``system`` prompt with its behaviours' texts appended
+    (``cfg.patient_behaviour``), recorded as a ``patient_behaviour`` event with the symptoms
+    a fabricating patient adds (drawn by the patient's seed); and those symptoms. Unchanged,
+    nothing recorded, for the cooperative patient."""
+    profile = cfg.patient_behaviour
+    if not profile:
+        return system, ()
+    invented = invented_facts(case, dict(profile).get("fabricate", 0), seed=cfg.params_for("patient").seed)
+    sink.emit(PatientBehaviour(behaviour=format_profile(profile), levels=dict(profile),
+                               text=instructions(profile, invented), invented=invented,
+                               licensed=tuple(sorted(licensed(profile)))))
+    return with_behaviour(system, profile, invented), invented
+
+
 def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSink) -> dict[str, Participant]:
     """The doctor, the patient, every registered staff role (the technician, a nurse) and
     a reader of images (when one is configured) as LLM participants, wrapped per ``cfg``."""
@@ -102,7 +122,9 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
     else:
         raise ValueError(f"doctor strategy must be one of {', '.join(DOCTOR_STRATEGIES)}, got {cfg.doctor_strategy!r}")
     grounded = cfg.patient_grounding and style != "agentclinic"
-    patient = make("patient", biased(cfg, "patient", patient_system(case, style=style, grounded=grounded), sink))
+    patient_prompt, invented = behaved(cfg, case, biased(cfg, "patient", patient_system(case, style=style,
+                                                                                     grounded=grounded), sink), sink)
+    patient = make("patient", patient_prompt)
     cast: dict[str, Participant] = {"doctor": doctor, "patient": patient}
     staff = [r for r in roles_of_kind(STAFF) if r.name in llms and r.system is not None]
     for r in staff:
@@ -115,7 +137,8 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
         cast["doctor"] = Guarded(doctor, retries=cfg.guard_retries, checks=(names_a_condition(doctor.parse),),
                                  last_stands=("not_a_condition",))
     if cfg.guard_retries is not None:
-        cast["patient"] = (Guarded(patient, retries=cfg.guard_retries, checks=(faithful(case),),
+        cast["patient"] = (Guarded(patient, retries=cfg.guard_retries,
+                                   checks=(faithful(case, licensed(cfg.patient_behaviour)),),
                                    corrections=patient_corrections(case)) if grounded
                            else Guarded(patient, retries=cfg.guard_retries))
         # one retry for a staff role: when it ignores the records, the records
@@ -124,7 +147,7 @@ def llm_cast(case: Case, llms: Mapping[str, LLM], cfg: CastConfig, sink: EventSi
             cast[r.name] = Guarded(cast[r.name], retries=min(1, cfg.guard_retries),  # type: ignore[arg-type]
                                    checks=(ignored_records,))
     if grounded:
-        cast["patient"] = Grounded(cast["patient"], case, sink)
+        cast["patient"] = Grounded(cast["patient"], case, sink, profile=cfg.patient_behaviour, invented=invented)
     if cfg.measurement_hints:
         for r in staff:
             cast[r.name] = Hinted(cast[r.name], case, sink)

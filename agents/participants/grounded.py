@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Iterable, Sequence
 
 from agents.cases.model import Case
+from agents.behaviours import Profile, invented_for, released_facts
 from agents.events import EventSink, FallbackReply, PatientGrounded
 from agents.fidelity.facts import SITES, claim_concepts
 from agents.fidelity.patient import check_patient
 from agents.guards import corrections_for
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
-from agents.patient_voice import facts_for, given_facts, grounded_answer, grounded_message, voice_of
+from agents.patient_voice import VoicedFact, facts_for, given_facts, grounded_answer, grounded_message, voice_of
 
 __all__ = ["Grounded", "faithful", "patient_corrections"]
 
@@ -59,11 +60,19 @@ def _denies_what_it_was_given(question: str, reply: str, given: list[str]) -> bo
     return False
 
 
-def faithful(case: Case) -> Callable[[str, Observation], "str | None"]:
+def faithful(case: Case, licensed: Iterable[str] = ()) -> Callable[[str, Observation], "str | None"]:
     """A :class:`Guarded` check: the problem the pre-check finds in a patient reply to the
     question being answered (``obs.answering``), worst first, or None; a bare "No" that
-    denies the facts the question came with is ``contradicted`` too."""
+    denies the facts the question came with is ``contradicted`` too. ``licensed``: problems
+    a patient behaviour asks for (a fabricating patient invents on purpose:
+    :func:`agents.behaviours.licensed`), let through."""
+    allowed = frozenset(licensed)
+
     def check(reply: str, obs: Observation) -> str | None:
+        problem = _problem(reply, obs)
+        return None if problem in allowed else problem
+
+    def _problem(reply: str, obs: Observation) -> str | None:
         question = obs.answering if obs.answering is not None else obs.text
         c = check_patient(case, question, reply)
         if c.leak:
@@ -102,19 +111,48 @@ def patient_corrections(case: Case) -> dict[str, str]:
 class Grounded:
     """Wraps the (guarded) patient: each question comes with the facts that answer it
     (logged as ``patient_grounded``); a reply still unfaithful, or otherwise unusable,
-    after the guard's retries is replaced by those facts (``fallback_reply``)."""
+    after the guard's retries is replaced by those facts (``fallback_reply``). With a
+    patient behaviour (``profile``, :mod:`agents.behaviours`): a withholding patient is
+    given only what the question asks about directly (:func:`released_facts`), a
+    fabricating one also the ``invented`` symptoms (:func:`invented_for`), each recorded."""
 
-    def __init__(self, inner: Participant, case: Case, sink: EventSink, k: int = 4):
+    def __init__(self, inner: Participant, case: Case, sink: EventSink, k: int = 4, *, profile: Profile = (),
+                 invented: Sequence[str] = ()):
         self.inner, self.case, self.sink, self.k = inner, case, sink, k
         self.role = inner.role
         self.told: set[int] = set()
+        levels = dict(profile)
+        self.withhold, self.fabricate = levels.get("withhold", 0), levels.get("fabricate", 0)
+        self.invented = tuple(invented)
+        self.told_invented: set[int] = set()
+
+    def _facts(self, question: str) -> tuple[list[VoicedFact], tuple[int, ...], tuple[str, ...]]:
+        """The facts given with ``question``, those held back, and the invented ones given."""
+        facts = list(facts_for(self.case, question, self.told, self.k))
+        withheld: tuple[int, ...] = ()
+        if self.withhold:
+            released = released_facts(self.case, question, self.told, self.withhold, self.k)
+            withheld = tuple(f.index for f in facts if f not in released)
+            facts = list(released)
+        invented: tuple[str, ...] = ()
+        if self.invented and self.fabricate:
+            picked = invented_for(self.invented, question, self.told_invented, self.fabricate)
+            self.told_invented |= set(picked)
+            invented = tuple(self.invented[i] for i in picked)
+            made = [VoicedFact(-1, "symptoms", t) for t in invented]
+            # after the first real fact (so a short answer carries one), first at level 3
+            at = 0 if self.fabricate >= 3 else min(1, len(facts))
+            facts[at:at] = made
+        return facts, withheld, invented
 
     def act(self, obs: Observation) -> Turn:
         question = obs.text
-        facts = facts_for(self.case, question, self.told, self.k)
-        self.sink.emit(PatientGrounded(turn=obs.turn, facts=tuple(f.index for f in facts)))
-        told = replace(obs, text=grounded_message(question, facts), answering=question)
-        self.told |= {f.index for f in facts}
+        facts, withheld, invented = self._facts(question)
+        self.sink.emit(PatientGrounded(turn=obs.turn, facts=tuple(f.index for f in facts if f.index >= 0),
+                                       withheld=withheld, invented=invented))
+        told = replace(obs, text=grounded_message(question, facts, held_back=bool(withheld) and not facts),
+                       answering=question)
+        self.told |= {f.index for f in facts if f.index >= 0}
         try:
             return self.inner.act(told)
         except RoleFailure as e:

@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from agents.behaviour_checks import behaviour_markdown, behaviour_table
+from agents.behaviours import behaviour_fields
 from agents.biases import bias_fields
 from agents.cases.registry import load_cases
 from agents.conditions import condition_table, table_markdown, write_chart
@@ -27,6 +29,7 @@ from agents.measures.differential import DifferentialScorer, differential_markdo
 from agents.measures.gap import condition_gaps, gaps_table
 from agents.measures.elicited import ElicitationScorer, elicited_markdown, elicited_row, elicited_summary
 from agents.measures.ordered import OrdersScorer, orders_markdown, orders_row, orders_summary
+from agents.measures.speech import speech_row
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig, HumanParticipant, llm_cast
 from agents.results import case_row, summarise
@@ -71,7 +74,7 @@ def cast_config(plan: CellPlan) -> CastConfig:
         patient_grounding=p.patient_grounding,
         max_turns=p.max_turns, measurement=p.measurement, static=p.static,
         params={r: plan.params(r) for r in roles}, retry={r: plan.retry(r) for r in roles},
-        doctor_bias=p.doctor_bias, patient_bias=p.patient_bias,
+        doctor_bias=p.doctor_bias, patient_bias=p.patient_bias, patient_behaviour=p.patient_behaviour or (),
     )
 
 
@@ -107,8 +110,13 @@ def measure_scorers(plan: CellPlan, verdicts: Verdicts | None = None) -> list[Sc
 def consultation_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The summary of consultation rows (:func:`agents.results.summarise`), with CARE
     for the rows of AutoMedic's protocol and the simulator's fidelity
-    (:func:`agents.fidelity.scorer.fidelity_summary`)."""
-    return summarise(rows, extra=_suite_blocks)
+    (:func:`agents.fidelity.scorer.fidelity_summary`), and the patient behaviours' table
+    when some condition has one (:func:`agents.behaviour_checks.behaviour_table`)."""
+    out = summarise(rows, extra=_suite_blocks)
+    table = behaviour_table(rows)
+    if table is not None:  # patient behaviours: the checks and accuracy against level 0 (agents.behaviour_checks)
+        out["behaviours"] = table
+    return out
 
 
 def fidelity_scorer(plan: CellPlan) -> FidelityScorer:
@@ -118,6 +126,12 @@ def fidelity_scorer(plan: CellPlan) -> FidelityScorer:
     if judge is None:
         return FidelityScorer(None)
     return FidelityScorer(judge, plan.params("judge"), plan.retry("judge"))
+
+
+def _judge_label(spec: Any) -> str:
+    """The judge as the report names it (its backend and model)."""
+    judge = (getattr(spec, "roles", None) or {}).get("judge")
+    return judge.describe() if judge is not None else "the run's judge"
 
 
 class ConsultationSuite(Suite):
@@ -174,6 +188,7 @@ class ConsultationSuite(Suite):
             wall_s: float) -> dict[str, Any]:
         row = case_row(unit.item, events, seed=seed, condition=condition, events_file=events_file, wall_s=wall_s)
         row.update(bias_fields(events))
+        row.update(behaviour_fields(events))
         care = next((e for e in events if e.get("type") == "scored" and e.get("scorer") == "care"), None)
         if care is not None and isinstance(care.get("details"), Mapping) and "skipped" not in care["details"]:
             row["care"] = dict(care["details"])
@@ -184,11 +199,15 @@ class ConsultationSuite(Suite):
             block = read(events)
             if block is not None:
                 row[key] = block
+        speech = speech_row(unit.item, events)
+        if speech is not None:
+            row["speech"] = speech
         return row
 
     def csv_row(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The row with its fidelity counts (``fidelity_patient_leak``, ...) and its
-        measures (``differential_rank``, ``elicited_recall``, ``tests_f1``, ...) as columns."""
+        """The row with its fidelity counts (``fidelity_patient_leak``, ...), its
+        measures (``differential_rank``, ``elicited_recall``, ``tests_f1``, ...) and the
+        patient's speech (``speech_fk_grade``, ``speech_volunteered``, ...) as columns."""
         flat: dict[str, Any] = {}
         f = row.get("fidelity")
         if isinstance(f, Mapping):
@@ -202,6 +221,9 @@ class ConsultationSuite(Suite):
             block = row.get(key)
             if isinstance(block, Mapping) and block.get("scored"):
                 flat.update({f"{key}_{k}": block.get(k) for k in fields})
+        speech = row.get("speech")
+        if isinstance(speech, Mapping):
+            flat.update({f"speech_{k}": v for k, v in speech.items()})
         return {**row, **flat} if flat else row
 
     def summary(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -265,6 +287,7 @@ class ConsultationSuite(Suite):
         md += care_markdown(summary)  # AutoMedic's rows: CARE, for the run and per condition
         md += differential_markdown(summary) + elicited_markdown(summary) + orders_markdown(summary)
         md += fidelity_markdown(summary)
+        md += behaviour_markdown(behaviour_table(rows, names, judge=_judge_label(spec)))
         return md
 
 

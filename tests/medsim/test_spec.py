@@ -151,6 +151,9 @@ def test_the_run_spec_page_example_is_valid(tmp_path):
     p = tmp_path / "readme.toml"
     p.write_text(block)
     s = build_spec(p)
-    assert s.condition_names() == ["structured", "markers"] and s.seeds == (0, 1, 2)
+    assert s.condition_names() == ["structured", "markers", "withholding", "cooperative"] and s.seeds == (0, 1, 2)
+    assert s.protocol.patient_behaviour == (("recall", 1),)  # a table adds to the run's profile, text replaces it
+    assert s.conditions["withholding"].protocol.patient_behaviour == (("withhold", 2), ("recall", 1))
+    assert s.conditions["cooperative"].protocol.patient_behaviour is None
     assert s.roles["judge"].model == "Qwen/Qwen2.5-72B-Instruct" and s.roles["doctor"].backend == "local"
     assert s.conditions["markers"].protocol.doctor_mode == "markers"
