@@ -9,15 +9,18 @@ Prints, per checkout:
   and of ``make run``'s shift (``medsim play --cases demo --llm local``, headless, for
   ``--shift-s`` seconds: both doctors' consultations under way);
 - per-role load time (a ``LlamaPool`` context for doctor, patient, technician, judge);
-- tokens sampled and tokens the doctor's grammar forced (where it allows exactly one
-  token: what jump-forward decoding could append without sampling), over the doctor's
-  replies of that consultation;
+- the doctor's reply tokens decoded one per step and those that came from a kept draft
+  (jump-forward decoding, ``drafted_tokens`` of its ``llm_call`` events; a checkout that
+  does not record it decodes one per step);
 - seconds per doctor turn (the consultation's doctor calls: the first, which evaluates
   the system prompt, and the others);
 - cases per hour of ``medsim bench`` over the first ``--cases`` demo cases at
   ``--workers 1`` and at ``--workers 2`` (batched, the default with an in-process model);
 - closeness to the limit: the consultation's model time over (evaluated tokens / prompt
   speed + completion tokens / generation speed), both speeds measured in this run.
+
+The consultation runs greedy (every role at temperature 0, from a run spec written here),
+so "identical replies" is a statement about the two codes, not about the dice.
 
 Every figure comes from a child process running the checkout's own code (its ``medsim``
 on ``PYTHONPATH``), so the before and after columns are the two codes on one machine.
@@ -36,6 +39,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 CONSULT = ["consult", "--cases", "demo", "--case", "demo-007", "--llm", "local", "--max-turns", "6"]
+GREEDY = "".join(f"[roles.{r}]\ntemperature = 0.0\n" for r in ("doctor", "patient", "measurement", "judge"))
 
 
 def _run(tree: Path, argv: list[str], timeout: float | None = None) -> tuple[float, float, str]:
@@ -85,36 +89,6 @@ elif what == "speeds":  # prompt and generation speed of the embedded model, 2 t
             break
     gen = n / (time.perf_counter() - t0)
     print("PROBE " + json.dumps({"prompt_tps": prompt, "gen_tps": gen}))
-elif what == "forced":  # tokens of the doctor's replies where its grammar allows exactly one
-    import ctypes
-    import numpy as np
-    import llama_cpp
-    from llama_cpp.llama_grammar import LlamaGrammar
-    from agents.events import read_events
-    from llama_cpp import Llama
-    llm = Llama(model_path=path, n_ctx=256, verbose=False, vocab_only=True)
-    vocab = llm._model.vocab
-    nv = llama_cpp.llama_vocab_n_tokens(vocab)
-    dt = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
-    sampled = forced = 0
-    for e in read_events(sys.argv[2]):
-        if e.get("type") != "llm_call" or e.get("role") != "doctor" or not e.get("params", {}).get("response_schema"):
-            continue
-        g = LlamaGrammar.from_json_schema(e["params"]["response_schema"], verbose=False)
-        gs = llama_cpp.llama_sampler_init_grammar(vocab, g._grammar.encode(), g._root.encode())
-        for tok in llm.tokenize(e["output"].encode(), add_bos=False, special=False):
-            cand = np.zeros(nv, dtype=dt); cand["id"] = np.arange(nv)
-            arr = llama_cpp.llama_token_data_array(data=cand.ctypes.data_as(llama_cpp.llama_token_data_p), size=nv,
-                                                   selected=-1, sorted=False)
-            llama_cpp.llama_sampler_apply(gs, ctypes.byref(arr))
-            allowed = int(np.isfinite(cand["logit"][:arr.size]).sum())
-            if allowed == 1:
-                forced += 1
-            else:
-                sampled += 1
-            llama_cpp.llama_sampler_accept(gs, tok)
-        llama_cpp.llama_sampler_free(gs)
-    print("PROBE " + json.dumps({"sampled": sampled, "forced": forced}))
 '''
 
 
@@ -125,12 +99,16 @@ def _probe(tree: Path, *args: str) -> dict:
 
 def _consult(tree: Path, work: Path) -> dict:
     log = work / f"consult-{tree.name}.jsonl"
-    wall, rss, _ = _run(tree, ["-m", "medsim", *CONSULT, "--log", str(log)])
+    config = work / "greedy.toml"
+    config.write_text(GREEDY, encoding="utf-8")
+    wall, rss, _ = _run(tree, ["-m", "medsim", *CONSULT, "--config", str(config), "--log", str(log)])
     from agents.events import read_events  # this checkout's reader: the log format is shared
 
     calls = [e for e in read_events(log) if e.get("type") == "llm_call"]
     doctor = [c["latency_s"] for c in calls if c["role"] == "doctor"]
-    return {"wall_s": wall, "rss_gb": rss, "log": str(log),
+    drafted = sum(c.get("drafted_tokens") or 0 for c in calls if c["role"] == "doctor")
+    return {"doctor_tokens": sum(c["completion_tokens"] for c in calls if c["role"] == "doctor"),
+            "doctor_drafted": drafted,"wall_s": wall, "rss_gb": rss, "log": str(log),
             "model_s": sum(c["latency_s"] for c in calls),
             "evaluated": sum(c.get("prompt_tokens_evaluated") or 0 for c in calls),
             "sent": sum(c["prompt_tokens"] for c in calls),
@@ -170,9 +148,7 @@ def main() -> None:
         for label, tree in (trees if i % 2 == 0 else trees[::-1]):
             print(f"  {name} {label} ...", file=sys.stderr, flush=True)
             res[label][name] = fn(tree)
-    for label, tree in trees:
-        res[label]["forced"] = _probe(HERE, "forced", res[label]["consult"]["log"])  # grammar only: same code
-    print(f"\n{os.cpu_count()} cores; embedded model; consult: medsim {' '.join(CONSULT)}")
+    print(f"\n{os.cpu_count()} cores; embedded model; consult: medsim {' '.join(CONSULT)} (greedy)")
     cols = [label for label, _ in trees]
     rows = []
 
@@ -189,7 +165,8 @@ def main() -> None:
     row("consult model time (s)", lambda r: f"{r['consult']['model_s']:.1f}")
     row("prompt tokens sent / evaluated", lambda r: f"{r['consult']['sent']} / {r['consult']['evaluated']}")
     row("completion tokens", lambda r: f"{r['consult']['completion']}")
-    row("doctor's tokens sampled / grammar-forced", lambda r: f"{r['forced']['sampled']} / {r['forced']['forced']}")
+    row("doctor's reply tokens: one per step / from drafts",
+        lambda r: f"{r['consult']['doctor_tokens'] - r['consult']['doctor_drafted']} / {r['consult']['doctor_drafted']}")
     row("seconds per doctor turn (mean)", lambda r: f"{r['consult']['doctor_turn_s']:.2f}")
     row("  first turn / later turns", lambda r: f"{r['consult']['doctor_first_s']:.2f} / {r['consult']['doctor_later_s']:.2f}")
     row(f"cases per hour, --workers 1 ({args.cases} cases)", lambda r: f"{r['cph_w1']:.1f}")
@@ -207,7 +184,10 @@ def main() -> None:
     for name, vals in rows:
         print(f"{name:<{w}}  " + "  ".join(f"{v:>26}" for v in vals))
     if len(cols) == 2:
-        print(f"the consultation's model outputs are {'identical' if same else 'NOT identical'} before and after")
+        a, b = (res[c]["consult"]["outputs"] for c in cols)
+        differ = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+        print(f"the consultation's greedy model outputs are {'identical' if same else 'NOT identical'} before and "
+              f"after ({differ} of {max(len(a), len(b))} calls differ)")
     print(f"(logs and bench runs under {work})")
 
 

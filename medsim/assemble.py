@@ -77,11 +77,11 @@ def pool_for(spec: RunSpec, *, n_ctx: int = 4096, n_threads: int | None = None) 
     gets one context of a sequence per (case running at once, role calling that file),
     :func:`~agents.llm.batched.batch_shape`, and the cases' calls decode together."""
     if not spec.decodes_batched or spec.workers < 2 or spec.executor != "local":
-        return LlamaPool(n_ctx=n_ctx, n_threads=n_threads)
+        return LlamaPool(n_ctx=n_ctx, n_threads=n_threads, jump_forward=spec.jump_forward)
     from agents.llm.batched import batch_shape
 
     shapes = {path: batch_shape(spec.workers, roles, n_ctx) for path, roles in batched_roles(spec).items()}
-    return LlamaPool(n_ctx=n_ctx, n_threads=n_threads, shapes=shapes)
+    return LlamaPool(n_ctx=n_ctx, n_threads=n_threads, shapes=shapes, jump_forward=spec.jump_forward)
 
 
 def describe_roles(spec: RunSpec) -> dict[str, str]:

@@ -132,7 +132,7 @@ def run_consult(spec: RunSpec, *, unit_id: str | None, log: Path | None, command
         logger.error("no %s '%s' in %s (ids: %s%s)", suite.unit_name, unit_id, where, shown,
                      ", ..." if len(by_id) > 8 else "")
         return 2
-    pool = LlamaPool()
+    pool = LlamaPool(jump_forward=spec.jump_forward)
     memory = None
     try:
         backends = Backends.for_run(spec, loaded, pool)

@@ -107,7 +107,7 @@ class CellWorker:
 
     def __init__(self, spec: Mapping[str, Any], units: Units, override: Mapping[str, LLM] | None):
         self.spec = RunSpec.from_dict(spec)
-        self.pool = LlamaPool()
+        self.pool = LlamaPool(jump_forward=self.spec.jump_forward)
         self.backends = Backends.for_run(self.spec, units, self.pool, override=override)
         self.plans: dict[tuple[str, int], RunPlan] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="medsim-cell-")

@@ -160,6 +160,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--no-batched",), "batched", "one model call at a time (replies then equal a --workers 1 run's more often; "
          "batched replies may differ a little, a row's logits depending slightly on the batch)", "run", None, False,
          commands=GRID),
+    Flag(("--no-jump-forward",), "jump_forward", "in-process models decode one token per step (default: a draft of the "
+         "next tokens goes with each step and is kept as far as the sampler agrees; replies are the same but at near "
+         "ties)", "run", None, False),
     Flag(("--executor",), "executor", "where cases run: local threads, or ray: --workers actors on a Ray cluster, each "
          "building its own models (pip install 'medsim[ray]'; default: local)", "run", choices=("local", "ray"),
          commands=GRID),

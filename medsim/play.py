@@ -304,7 +304,8 @@ def run_play(spec: RunSpec, args: Any) -> int:
     # model calls run below the window's CPU priority, so the view keeps its frame rate
     runner = InlineRunner() if headless_scripted else ThreadRunner(max(2, spec.world.doctors + 1), nice=10)
     # a core left for the view; a context per role and doctor: each consultation in flight keeps its cache
-    pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1), slots=max(2, spec.world.doctors))
+    pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1), slots=max(2, spec.world.doctors),
+                     jump_forward=spec.jump_forward)
     map_path = Path(spec.world.map) if spec.world.map else default_map_path()
     try:
         with EventLog(log_path) as log:

@@ -91,7 +91,7 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
     if not files:
         raise BenchError(f"{run_dir}: no event logs to score")
     own_pool = pool is None
-    pool = pool or LlamaPool()
+    pool = pool or LlamaPool(jump_forward=judged.jump_forward)
     lock: RunLock | None = None
     try:
         backends = Backends.for_run(judged, units, pool, override={"judge": backend} if backend is not None else None)

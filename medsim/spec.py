@@ -348,7 +348,7 @@ class Condition:
 
 
 # the run's own keys, whatever its suite; then the sections a suite may read (Suite.reads)
-RUN_KEYS = frozenset({"suite", "seed", "seeds", "workers", "batched", "preflight", "llm", "model", "executor",
+RUN_KEYS = frozenset({"suite", "seed", "seeds", "workers", "batched", "jump_forward", "preflight", "llm", "model", "executor",
                       "ray_address", "roles"})
 SECTIONS = {"cases": ("cases", "limit", "skip_invalid"), "protocol": ("protocol",), "world": ("world",),
             "memory": ("memory",), "diagnosis": ("diagnosis",), "conditions": ("conditions",)}
@@ -410,6 +410,10 @@ class RunSpec:
     # auto, on where it wins (decodes_batched); True/False: as asked. Not part of the identity,
     # but in every log header when on (a row's logits may differ a little)
     batched: bool | None = None
+    # in-process models decode a draft of the reply's next tokens with the token just sampled
+    # and keep it as far as the sampler agrees (agents.llm.drafts): fewer decode steps, the same
+    # replies but at near ties. Not part of the identity; in the header when off
+    jump_forward: bool = True
     preflight: bool = True  # check each server once before the run starts
     # where cells run (medsim.executors): "local" threads, or "ray" actors on a Ray cluster at
     # ray_address (None: a local instance started for the run; "auto": a running cluster)
@@ -470,6 +474,7 @@ class RunSpec:
         return cls(
             cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
             workers=_int(d, "workers", "", lo=1, default=1), batched=batched,
+            jump_forward=_bool(d, "jump_forward", "", default=True),
             preflight=_bool(d, "preflight", "", default=True),
             **executor, roles=base_roles, protocol=base_protocol,
             world=WorldSpec.parse(d.get("world", {}) or {}) if "world" in reads else WorldSpec(),
@@ -557,6 +562,8 @@ class RunSpec:
             d["batched"] = True
         elif self.batched is False:
             d["batched"] = False
+        if not self.jump_forward:  # on reads as a spec always did
+            d["jump_forward"] = False
         d["preflight"] = self.preflight
         if executor and self.executor != "local":  # a local run's spec reads as it always did
             d["executor"] = self.executor
@@ -587,9 +594,9 @@ class RunSpec:
 
     def identity(self) -> dict[str, Any]:
         """What must match for ``--resume`` to continue a run: the spec without how it
-        is executed (workers, batched decoding, the server check, the executor)."""
+        is executed (workers, batched decoding, jump-forward, the server check, the executor)."""
         d = self.to_dict(executor=False)
-        d.pop("workers"), d.pop("preflight"), d.pop("batched", None)
+        d.pop("workers"), d.pop("preflight"), d.pop("batched", None), d.pop("jump_forward", None)
         return d
 
 

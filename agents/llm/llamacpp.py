@@ -164,7 +164,8 @@ class LlamaPool:
 
                 n_seq, n_ctx = self.shape(path)
                 self._engines[path] = BatchedEngine(path, n_seq=n_seq, n_ctx_seq=n_ctx, n_threads=self.n_threads,
-                                                    n_batch=self.n_batch, seed=seed, models=self.models)
+                                                    n_batch=self.n_batch, seed=seed, models=self.models,
+                                                    jump_forward=self.jump_forward)
             return self._engines[path]
 
     def close(self) -> None:

@@ -180,3 +180,25 @@ def test_a_drafter_without_a_grammar_drafts_from_lookup_only():
     assert d.draft([7, 8, 9, 1, 7, 8, 9]) == [1, 7, 8, 9]  # the context grew: the index follows
     assert d.draft([3, 3]) == []  # a new call's context: a new index
     assert d.proposed == 8
+
+
+# -- the run spec's key and the flag reach the pools (no model loaded) --------------------
+def test_jump_forward_is_on_by_default_recorded_when_off_and_not_part_of_the_identity(tmp_path):
+    from medsim.assemble import pool_for
+    from medsim.cli import build_parser, spec_from_args
+    from medsim.spec import RunSpec, SpecError, build_spec
+
+    on = build_spec(None, {"llm": "smollm2"})
+    off = build_spec(None, {"llm": "smollm2", "jump_forward": False})
+    assert on.jump_forward and not off.jump_forward
+    assert "jump_forward" not in on.to_dict()  # a spec with it on reads as before
+    assert off.to_dict()["jump_forward"] is False and RunSpec.from_dict(off.to_dict()).jump_forward is False
+    assert on.identity() == off.identity()  # --resume may change it
+    assert pool_for(on).jump_forward and not pool_for(off).jump_forward
+    batched = build_spec(None, {"llm": "smollm2", "workers": 2, "jump_forward": False})
+    assert batched.decodes_batched and not pool_for(batched).jump_forward  # its engine is built with it
+    args = build_parser().parse_args(["bench", "--llm", "smollm2", "--no-jump-forward"])
+    assert spec_from_args(args).jump_forward is False
+    assert spec_from_args(build_parser().parse_args(["consult", "--llm", "smollm2"])).jump_forward is True
+    with pytest.raises(SpecError, match="jump_forward"):
+        build_spec(None, {"llm": "smollm2", "jump_forward": "yes"})
