@@ -31,6 +31,7 @@ from agents.suites.diagnosis import consultation_config
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
 from medsim.memory import open_memory
 from medsim.spec import BASE_CONDITION, RunSpec, SpecError
+from medsim.study_state import refuse_in_progress
 
 __all__ = ["ReplayError", "build_shift", "build_replay", "find_case_logs", "run_play", "run_replay"]
 
@@ -174,6 +175,7 @@ def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any
     and the recorded results rows it should reproduce."""
     if Path(run_dir).is_file():
         return _build_shift_replay(Path(run_dir), case_id, runner=runner, log=log, map_path=map_path, doctors=doctors)
+    refuse_in_progress(Path(run_dir), "replaying it (the hospital judges each case it replays)")
     files = find_case_logs(run_dir, case_id, seed=seed, condition=condition)
     logs: dict[str, list[dict[str, Any]]] = {}
     for f in files:
