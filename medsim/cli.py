@@ -147,21 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "agent at run time, G gives it back; default: watch)")
     _add_view_args(pl, 2)
 
-    st = sub.add_parser("study", help="a reader study: you play the doctor through a case set, one case at a time in "
-                                      "a shuffled order, blinded (no answer key, verdict nor accuracy) until it ends; "
-                                      "then scored like a model's run")
-    add_spec_flags(st, "study", "scripted")
-    st.add_argument("--out", type=Path, default=None, help="the study's run directory (default runs/study-<label>)")
-    st.add_argument("--ui", choices=("terminal", "window"), default="terminal",
-                    help="where you read the cases: the terminal (menus, one answer per line; scriptable) or the "
-                         "hospital window (default: %(default)s)")
-    st.add_argument("--resume", action="store_true",
-                    help="go on with the study in --out (the same command without it does as well)")
-    st.add_argument("--finish", action="store_true",
-                    help="end the study now: score the cases read (it ends by itself with its last case); with --out "
-                         "alone, the study's own settings")
-    _add_view_args(st, 2)
-
+    from medsim.study_cmd import add_study_parser
+    add_study_parser(sub, _add_view_args)  # medsim study: a reader study, blinded until it ends
     rp = sub.add_parser("replay", help="play a benchmarked case (or a whole run) in the hospital")
     rp.add_argument("run_dir", type=Path)
     rp.add_argument("case_id", nargs="?", default=None)
@@ -300,38 +287,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
-    import json
-
-    from medsim.study import StudyOptions, run_study
-
-    if args.label is None and not (args.finish and args.out is not None):
-        logger.error("--label: required: who plays the doctor, as a code such as reader-1")
-        return 2
-    if args.label is None:  # --finish --out RUN: the study's own spec
-        try:
-            spec = RunSpec.from_dict(json.loads((args.out / "run.json").read_text(encoding="utf-8"))["spec"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            logger.error("--finish: %s: cannot read the study's spec (%s)", args.out / "run.json", e)
-            return 2
-    else:
-        spec = spec_from_args(args, extra={"roles.doctor.backend": "human"})
-    out = args.out or Path("runs") / f"study-{spec.study.label if spec.study else args.label}"
-    opts = StudyOptions(out, ui=args.ui, resume=args.resume, finish=args.finish, command=args.argv)
-    io = window = None
-    if args.ui == "window":
-        from medsim.study_window import run_study_window
-
-        window = lambda study: run_study_window(study, args)  # noqa: E731
-    else:
-        from game.catalogue import test_menu
-        from game.hospital_map import load_map
-        from game.resources import default_map_path
-        from medsim.terminal import StudyTerminalIO
-
-        io = StudyTerminalIO(test_menu(load_map(Path(spec.world.map) if spec.world.map else default_map_path())))
-    outcome = run_study(spec, opts, io, window=window)
-    print(printable(f"{outcome.headline}\n-> {outcome.out}"))
-    return outcome.exit_code
+    from medsim.study_cmd import run_study_command
+    return run_study_command(args, spec_from_args)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -429,14 +386,10 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return run_view(args)
 
 
-def _cmd_automedic(args: argparse.Namespace) -> int:
-    return args.automedic_handler(args)
-
-
 COMMANDS = {"bench": _cmd_run, "osce": _cmd_run, "consult": _cmd_consult, "cases": _cmd_cases, "play": _cmd_play,
             "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config,
-            "compare": _cmd_compare, "automedic": _cmd_automedic, "memory": _cmd_memory, "view": _cmd_view,
-            "fidelity": _cmd_fidelity, "study": _cmd_study}
+            "compare": _cmd_compare, "memory": _cmd_memory, "view": _cmd_view, "fidelity": _cmd_fidelity,
+            "study": _cmd_study, "automedic": lambda args: args.automedic_handler(args)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -220,8 +220,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--patients",), "world.patients", "patients in the shift (default 6)", "world", int, commands=WORLD),
     Flag(("--map",), "world.map", "Tiled .tmx map (default maps/hospital.tmx)", "world", commands=WORLD),
     # a reader study
-    Flag(("--label",), "study.label", "who plays the doctor, as a code such as reader-1 (required; 1-40 letters, "
-         "digits, '.', '_', '-'): the label is all that says who the person is", "study", commands=frozenset({STUDY})),
+    Flag(("--label",), "study.label", "who plays the doctor, as a code such as reader-1 (required, no default; 1-40 "
+         "letters, digits, '.', '_', '-'): the label is all that says who the person is", "study", commands=frozenset({STUDY})),
     Flag(("--seed",), "study.order_seed", "the seed the case order is shuffled by (default 0); the cells keep the "
          "run's seed, so a study pairs case by case with a model run of the same cases", "study", int,
          commands=frozenset({STUDY})),
