@@ -180,23 +180,32 @@ def test_a_case_left_midway_is_recorded_as_abandoned_never_as_wrong(tmp_path):
 
 
 def test_a_study_stopped_mid_case_seals_the_case_as_abandoned_and_an_unbegun_one_comes_again(tmp_path):
-    out = tmp_path / "study"
-    reader = Reader(out, interrupt_in=2)
-    with pytest.raises(KeyboardInterrupt):
-        run_study(study_spec(), StudyOptions(out), reader)
-    left = reader.case_ids[1]
-    ev = read_events(next((out / "events").glob(f"{left}-*.jsonl")))
-    assert ev[-1]["type"] == "consultation_ended" and "stopped mid-case" in ev[-1]["failure"]
-    # a log with no turn of the person's (the process died as the case opened): the case comes again
-    third = study_order(list(KEYS), 3)[2]
     from agents.names import event_file_name
 
-    stray = out / "events" / event_file_name(third, 0, "base")
-    stray.write_text(next((out / "events").glob(f"{left}-*.jsonl")).read_text().splitlines()[0] + "\n")
-    again = Reader(out, stop_before=4)
+    out = tmp_path / "study"
+    order = study_order(list(KEYS), 3)
+    reader = Reader(out, interrupt_in=2)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C while the second case is read
+        run_study(study_spec(), StudyOptions(out), reader)
+    left = reader.case_ids[1]
+    lines = (out / "events" / event_file_name(left, 0, "base")).read_text().splitlines()
+    assert json.loads(lines[-1])["type"] == "consultation_ended" and "stopped mid-case" in json.loads(lines[-1])["failure"]
+    # a process killed mid-case (no ending written) while the third case was read, and one killed as
+    # the fourth opened (a header, no turn of the person's)
+    head = [x for x in lines if json.loads(x)["type"] not in ("consultation_failed", "consultation_ended")]
+    killed = [json.dumps({**json.loads(head[0]), "case_id": order[2]}), *head[1:]]
+    assert any('"source": "human"' in x or '"source":"human"' in x for x in killed)
+    (out / "events" / event_file_name(order[2], 0, "base")).write_text("\n".join(killed) + "\n")
+    (out / "events" / event_file_name(order[3], 0, "base")).write_text(killed[0] + "\n")
+    again = Reader(out, stop_before=5)
     run_study(study_spec(), StudyOptions(out), again)
-    assert again.case_ids == [third]
-    assert json.loads((out / "study.json").read_text())["played"][left]["status"] == "abandoned"
+    assert again.case_ids == [order[3]]  # the unbegun one comes again; the killed one does not
+    ev = read_events(out / "events" / event_file_name(order[2], 0, "base"))
+    assert [e["type"] for e in ev[-2:]] == ["consultation_failed", "consultation_ended"]
+    assert ev[-1]["status"] == "failed" and [e["seq"] for e in ev] == list(range(len(ev)))
+    played = json.loads((out / "study.json").read_text())["played"]
+    assert played[left]["status"] == played[order[2]]["status"] == "abandoned"
+    assert played[order[3]]["status"] == "played"
 
 
 def test_commands_that_would_show_a_verdict_refuse_a_study_in_progress(tmp_path, capsys):
