@@ -292,3 +292,20 @@ def test_the_study_spec_is_checked():
     from medsim.spec import RunSpec
 
     assert RunSpec.from_dict(spec.to_dict()).study == spec.study  # a header's spec reads back
+
+
+def test_a_finish_that_was_stopped_goes_on_without_scoring_a_case_twice(tmp_path):
+    out = tmp_path / "study"
+    run_study(study_spec(), StudyOptions(out), Reader(out))
+    rows = (out / "results.jsonl").read_text()
+    # stopped after the logs were scored, before the results were written and the ledger closed
+    ledger = json.loads((out / "study.json").read_text())
+    (out / "study.json").write_text(json.dumps({**ledger, "finished": None}))
+    for f in ("results.jsonl", "summary.json", "report.md", "report.html"):
+        (out / f).unlink()
+    with pytest.raises(StudyInProgress):
+        load_run(str(out))
+    outcome = run_study(study_spec(), StudyOptions(out, finish=True))
+    assert outcome.finished and (out / "results.jsonl").read_text() == rows
+    for log in (out / "events").glob("*.jsonl"):
+        assert [e["type"] for e in read_events(log)].count("case_finished") == 1

@@ -118,7 +118,8 @@ def test_a_study_in_the_window_never_draws_a_key_nor_a_verdict_and_goes_on_where
         s.read_case()
         assert s.ui.paused and "Case 1 of 3 recorded" in s.drawn
         assert any(d.startswith("STUDY reader-w   case 1 of 3") for d in s.drawn)
-        assert any(d.startswith("Your task: ") for d in s.drawn)
+        assert any(d.startswith("Your task: ") for d in s.drawn)  # what an AI doctor is told first
+        assert any("doctor-1 waits for you" in d for d in s.drawn)  # the activity row on the person's turn
         notice = [n for n in s.sw.world.notices if n.kind == "diagnosis"][0]
         assert notice.title.endswith(": recorded") and "key" not in notice.text
         key(pygame.K_RETURN)  # the next patient
@@ -160,12 +161,20 @@ def test_a_study_in_the_window_never_draws_a_key_nor_a_verdict_and_goes_on_where
     assert not [e for e in ev if e["type"] in ("spawned", "move_started")]  # the case's log, not the world's
 
 
-def test_closing_the_window_mid_case_leaves_the_case_abandoned(tmp_path):
+@pytest.mark.parametrize("when", ["on their turn", "while the patient answers"])
+def test_closing_the_window_mid_case_leaves_the_case_abandoned(tmp_path, when):
     out = tmp_path / "study"
     s = Sitting(out)
     try:
         s.player.answer(s.turn().id, ask("What brings you in?"))
-        s.turn()  # the person's second turn: they close the window instead
+        if when == "on their turn":
+            s.turn()  # the person's second turn: they close the window instead
+        else:  # the question is asked and its answer not yet shown: no turn of theirs is waiting
+            enc = s.sw.world.encounters[0]
+            deadline = time.time() + 30
+            while enc.consultation.pending is None and time.time() < deadline:
+                time.sleep(0.01)
+            assert enc.consultation.pending is not None and not s.player.pending()
     finally:
         s.close()
     ledger = json.loads((out / "study.json").read_text())
