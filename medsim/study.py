@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
+from agents.cases.model import CaseSetError
 from agents.cases.registry import resolve_case_path
 from agents.events import ConsultationEnded, ConsultationFailed, EventLog, read_events
 from agents.llm.llamacpp import LlamaPool
@@ -209,7 +210,10 @@ class Study:
             raise BenchError(f"--ui: one of {', '.join(UIS)}, not {opts.ui!r}")
         out = opts.out
         suite = spec.suite
-        loaded = suite.load(spec)
+        try:
+            loaded = suite.load(spec)
+        except CaseSetError as e:
+            raise CaseSetError(f"--cases {spec.cases}: {e}") from None
         if not loaded.units:
             raise BenchError(f"--cases {spec.cases}: no case to read")
         by_id = {u.id: u for u in loaded.units}

@@ -62,8 +62,11 @@ def run_study_command(args: argparse.Namespace, spec_from_args: Callable[..., Ru
     out = args.out or Path("runs") / f"study-{spec.study.label}"
     opts = StudyOptions(out, ui=args.ui, resume=args.resume, finish=args.finish, command=args.argv)
     io = window = None
-    if args.ui == "window":
+    if args.ui == "window" and not args.finish:
+        from game.view.display import prepare_display
         from medsim.study_window import run_study_window
+
+        prepare_display(args.headless)  # no display: said before anything is written
 
         def window(study: Any) -> None:
             run_study_window(study, args)

@@ -246,7 +246,7 @@ def test_a_study_in_the_terminal_never_prints_a_key_until_its_results(tmp_path, 
 
 @pytest.mark.parametrize("argv, message", [
     (["--label", "Dr Jane Smith"], "--label"),
-    (["--label", "r1", "--cases", "nosuchset"], "nosuchset"),
+    (["--label", "r1", "--cases", "nosuchset"], "--cases nosuchset: case set"),
     (["--label", "r1", "--cases", "demo", "--max-turns", "0"], "--max-turns"),
     (["--cases", "demo"], "--label: required"),
 ])
@@ -309,3 +309,11 @@ def test_a_finish_that_was_stopped_goes_on_without_scoring_a_case_twice(tmp_path
     assert outcome.finished and (out / "results.jsonl").read_text() == rows
     for log in (out / "events").glob("*.jsonl"):
         assert [e["type"] for e in read_events(log)].count("case_finished") == 1
+
+
+def test_no_display_for_the_window_is_said_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["study", "--label", "r1", "--limit", "2", "--ui", "window", "--out", str(tmp_path / "s")]) == 2
+    assert "no display" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
