@@ -231,7 +231,8 @@ FLAGS: tuple[Flag, ...] = (
 # deliberation nor memory), and one suite (the diagnostic consultation)
 NOT_IN_STUDY = frozenset({"--doctor-llm", "--doctor-model", "--doctor-bias", "--doctor-mode", "--doctor-strategy",
                           "--static", "--cot", "--ensemble", "--panel", "--memory", "--memory-dir", "--memory-k",
-                          "--embedder", "--clip-checkpoint", "--suite", "--vision", "--vision-llm", "--vision-model"})
+                          "--embedder", "--clip-checkpoint", "--suite", "--vision", "--vision-llm", "--vision-model",
+                          "--reflector-llm", "--reflector-model"})
 
 
 def _role_flags() -> list[Flag]:

@@ -358,6 +358,10 @@ def _check_study(study: "StudySpec", suite: Suite, roles: Mapping[str, RoleSpec]
     if doctor.backend != "human":
         raise SpecError(f"roles.doctor.backend: in a study the doctor is a person ('human'), not "
                         f"{redact_backend_spec(doctor.backend)}", key="roles.doctor.backend")
+    others = [r for r, rs in roles.items() if r != "doctor" and rs.backend == "human"]
+    if others:
+        raise SpecError(f"roles.{others[0]}.backend: in a study the person is the doctor, and only the doctor",
+                        key=f"roles.{others[0]}.backend")
     if conditions:
         raise SpecError("conditions: a study runs one condition (a person reads each case once)", key="conditions")
     if len(seeds) != 1:

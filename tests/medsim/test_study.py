@@ -286,6 +286,8 @@ def test_the_study_spec_is_checked():
         build_spec(None, {"study.label": "r1"})
     with pytest.raises(SpecError, match="diagnosis.cot"):
         study_spec(**{"diagnosis.cot": True})
+    with pytest.raises(SpecError, match="roles.patient.backend"):
+        study_spec(**{"roles.patient.backend": "human"})
     with pytest.raises(SpecError, match="seeds"):
         build_spec(None, {"roles.doctor.backend": "human", "study.label": "r1", "seeds": [0, 1]})
     spec = study_spec()
