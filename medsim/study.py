@@ -439,10 +439,8 @@ def run_study(spec: RunSpec, opts: StudyOptions, io: StudyIO | None = None, *,
     is read or ``opts.finish`` asks. Returns the outcome: blinded until the study ends."""
     study = Study.open(spec, opts, backends=backends)
     try:
-        if not opts.finish:
-            if not study.todo():
-                pass  # every case read (a finish that was stopped): end it now
-            elif window is not None:
+        if not opts.finish and study.todo():  # (none left: a finish that was stopped, ended now)
+            if window is not None:
                 window(study)
             elif io is not None:
                 study.play(io)
