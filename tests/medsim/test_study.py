@@ -319,3 +319,16 @@ def test_no_display_for_the_window_is_said_before_anything_is_written(tmp_path, 
     assert main(["study", "--label", "r1", "--limit", "2", "--ui", "window", "--out", str(tmp_path / "s")]) == 2
     assert "no display" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+def test_a_finished_study_replays_in_the_hospital_with_the_persons_turns(tmp_path):
+    from game.runner import InlineRunner
+    from medsim.play import build_replay
+
+    out = tmp_path / "study"
+    run_study(study_spec(), StudyOptions(out), Reader(out))
+    world, rows = build_replay(out, None, runner=InlineRunner(), log=None)
+    world.run(dt=0.5)
+    replayed = {r["case_id"]: (r["status"], r["diagnosis"], r["correct"]) for r in world.finished}
+    assert replayed == {r["case_id"]: (r["status"], r["diagnosis"], r["correct"]) for r in rows}
+    assert len(replayed) == LIMIT and {c for c, v in replayed.items() if v[2]} == set(ANSWERS)
