@@ -529,12 +529,15 @@ class EventLog:
     prompt is written as a delta against the previous call of the same role and case
     (``messages_base``; see the module's docstring)."""
 
-    def __init__(self, path: Path, *, keep: list[dict[str, Any]] | None = None):
+    def __init__(self, path: Path, *, keep: list[dict[str, Any]] | None = None, append: bool = False):
         self.path = Path(path)
         self._fh: TextIO | None = None
         self._seq = 0
         self._lock = threading.Lock()
         self.keep = keep
+        # append: go on writing a log already on disk (its numbering and prompts carried on;
+        # a torn last line, which a kill mid-write leaves, is cut off first)
+        self.append = append
         # (role, case) -> (seq, prompt) of its last call
         self._prompts: dict[tuple[Any, Any], tuple[int, list[Any]]] = {}
 
@@ -561,6 +564,18 @@ class EventLog:
 
     def __enter__(self) -> "EventLog":
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.append and self.path.is_file():
+            data = self.path.read_bytes()
+            whole = data[: data.rfind(b"\n") + 1]
+            if whole != data:
+                with self.path.open("r+b") as fh:
+                    fh.truncate(len(whole))
+            for e in read_events(self.path):
+                self._seq = max(self._seq, int(e.get("seq", -1)) + 1)
+                if e.get("type") == "llm_call" and isinstance(e.get("messages"), list):
+                    self._prompts[(e.get("role"), e.get("case_id"))] = (e["seq"], e["messages"])
+            self._fh = self.path.open("a", encoding="utf-8")
+            return self
         self._fh = self.path.open("w", encoding="utf-8")
         return self
 

@@ -298,23 +298,25 @@ class World:
         doc = enc.doctor.id if enc.doctor else "the doctor"
         pid, room = enc.patient.id, (enc.room or "the room").replace("_", " ")
         test, tech = enc.order or "the test", (enc.technician.id if enc.technician else "the technician")
+        judging = "the judge reads the diagnosis" if self.scorers else "the diagnosis is recorded"  # (a study: no judge yet)
         now = {
             Phase.CHECKIN: f"{pid} walks to reception",
             Phase.CHECKIN_WAIT: f"{pid} checks in",
             Phase.WAITING: f"{pid} waits for a doctor and a room",
             Phase.GATHERING: f"{doc} and {pid} walk to {room}",
-            Phase.DOCTOR: f"{doc} is thinking",
-            Phase.REPLY: f"{pid} is answering",
+            # a turn a person takes is theirs to think, not the model's
+            Phase.DOCTOR: f"{doc} waits for you" if self.is_controlled(enc.case.id, "doctor") else f"{doc} is thinking",
+            Phase.REPLY: f"{pid} waits for you" if self.is_controlled(enc.case.id, "patient") else f"{pid} is answering",
             Phase.TO_TEST: f"{tech} walks to the bedside for {test}" if enc.bedside else f"{pid} goes for {test}",
             Phase.AT_TEST: f"{tech} does {test}",
             Phase.FROM_TEST: f"{pid} walks back to {room}",
             Phase.TRIP: f"{doc} walks to {enc.doctor.purpose}" if enc.doctor and enc.doctor.purpose else "",
             Phase.TRIP_BACK: f"{doc} walks back to {pid}",
-            Phase.JUDGING: "the judge reads the diagnosis",
+            Phase.JUDGING: judging,
             Phase.FILING: f"{doc} files the case",
         }.get(enc.phase, "")  # the speaking phases: the bubble says it
         behind = {Phase.DOCTOR: f"{doc} thinks ahead", Phase.REPLY: f"{pid} thinks of an answer",
-                  Phase.AT_TEST: "the result is being read", Phase.JUDGING: "the judge reads the diagnosis"}
+                  Phase.AT_TEST: "the result is being read", Phase.JUDGING: judging}
         if enc.ahead in behind and enc.ahead is not enc.phase and enc.task is not None and not enc.task.done():
             now = f"{now}; {behind[enc.ahead]}" if now else behind[enc.ahead]
         return now or None
@@ -795,10 +797,12 @@ class World:
         enc.judged_t = self.t
         self.finished.append(row)
         assert enc.doctor is not None
+        # a row with no verdict (a reader study's, judged when it ends) is only recorded, its key unnamed
         verdict = ("error" if row["error"] else "failed" if row["status"] == "failed"
-                   else "correct" if row["correct"] else "wrong")
+                   else "recorded" if row.get("correct") is None else "correct" if row["correct"] else "wrong")
+        key = f" (answer key: {row['truth']})" if row.get("truth") and row.get("correct") is not None else ""
         self.notices.append(Notice(self.t, "diagnosis", enc.case.id, f"Diagnosis {enc.case.id}: {verdict}",
-                                   f"{row['diagnosis'] or 'none given'} (answer key: {row['truth']})"))
+                                   f"{row['diagnosis'] or 'none given'}{key}"))
         enc.phase = Phase.FILING
         self.walk(enc.doctor, self.map.point("records_station").tile, f"file {enc.case.id}")
         self.walk(enc.patient, self.map.point("entrance_exit").tile if "entrance_exit" in self.map.points

@@ -85,7 +85,12 @@ def pool_for(spec: RunSpec, *, n_ctx: int = 4096, n_threads: int | None = None) 
 
 
 def describe_roles(spec: RunSpec) -> dict[str, str]:
-    return {r: describe_spec(rs.backend, rs.model) for r, rs in spec.roles.items()}
+    """Each role's backend as logs and reports name it; in a study, the doctor is the
+    person, by their label."""
+    out = {r: describe_spec(rs.backend, rs.model) for r, rs in spec.roles.items()}
+    if spec.study is not None:
+        out["doctor"] = f"human ({spec.study.label})"
+    return out
 
 
 class Backends:

@@ -69,7 +69,7 @@ from medsim.runlock import RunLock, RunLockError
 from medsim.spec import BASE_CONDITION, RunSpec, upgrade
 from medsim.trial_hold import hold_before_row
 
-__all__ = ["BenchError", "BenchOptions", "BenchOutcome", "OutState", "RunInterrupted", "run_bench", "run_cell",
+__all__ = ["BenchError", "BenchOptions", "BenchOutcome", "OutState", "RunInterrupted", "run_bench", "run_cell", "finish_cell",
            "prepare_out", "check_out", "write_run_file", "read_unique", "resume_command", "drive", "run_cells",
            "write_outputs", "results_line", "LEARNING_RESULTS", "RESULTS"]
 
@@ -153,25 +153,37 @@ def run_cell(plan: RunPlan, unit: Unit, path: Path | None, *, events_file: str, 
         sink = TeeSink(log, *sinks) if sinks else log
         log.emit(plan.header(unit))
         drive(lambda: suite.engine(plan, unit, sink), sink)
+        return finish_cell(plan, unit, events, log, sink, events_file=events_file, t0=t0)
+
+
+def finish_cell(plan: RunPlan, unit: Unit, events: list[dict[str, Any]], log: Any, sink: Any = None, *,
+                events_file: str, t0: float, wall_s: float | None = None) -> dict[str, Any]:
+    """A cell's ending, after its engine: its scorers over ``events`` (the cell's events
+    so far, which ``log`` keeps growing), the memory's learning where the plan learns, its
+    results row and the ``case_finished`` event. ``sink``: where the scorers' events go
+    (default ``log``); ``wall_s``: the row's time (default: since ``t0``). A reader study
+    ends its cells here when it ends (:mod:`medsim.study`)."""
+    suite = plan.suite
+    sink = sink if sink is not None else log
+    try:
+        score_case(unit.item, Transcript.from_events(events, case_id=unit.id), plan.scorers, sink)
+    except Exception as e:  # noqa: BLE001 - recorded as the cell's error
+        log.emit(Scored(scorer=plan.scorers[0].name if plan.scorers else suite.name, value=None,
+                        details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
+    learner = plan.learner
+    if learner is not None and plan.learned_by:  # each record says which run and cell learned it
+        tag = learned_by(plan.learned_by["run"], plan.learned_by["results"], (unit.id, plan.seed, plan.condition))
+        learner = replace(learner, memory=TaggedMemory(learner.memory, tag))
+    if learner is not None:
         try:
-            score_case(unit.item, Transcript.from_events(events, case_id=unit.id), plan.scorers, sink)
-        except Exception as e:  # noqa: BLE001 - recorded as the cell's error
-            log.emit(Scored(scorer=plan.scorers[0].name if plan.scorers else suite.name, value=None,
-                            details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
-        learner = plan.learner
-        if learner is not None and plan.learned_by:  # each record says which run and cell learned it
-            tag = learned_by(plan.learned_by["run"], plan.learned_by["results"], (unit.id, plan.seed, plan.condition))
-            learner = replace(learner, memory=TaggedMemory(learner.memory, tag))
-        if learner is not None:
-            try:
-                learner.learn(unit.item, events, sink)
-            except Exception as e:  # noqa: BLE001 - learning that breaks must not lose the case
-                log.emit(MemoryLearned(action="nothing", buffer=None, record_id=None,
-                                       reason=f"internal error in learning: {type(e).__name__}: {e}"))
-        row = suite.row(unit, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
-                        wall_s=time.perf_counter() - t0)
-        log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row.get("diagnosis"),
-                              correct=row.get("correct")))
+            learner.learn(unit.item, events, sink)
+        except Exception as e:  # noqa: BLE001 - learning that breaks must not lose the case
+            log.emit(MemoryLearned(action="nothing", buffer=None, record_id=None,
+                                   reason=f"internal error in learning: {type(e).__name__}: {e}"))
+    row = suite.row(unit, events, seed=plan.seed, condition=plan.condition, events_file=events_file,
+                    wall_s=time.perf_counter() - t0 if wall_s is None else wall_s)
+    log.emit(CaseFinished(status=row["status"], turns=row["turns"], diagnosis=row.get("diagnosis"),
+                          correct=row.get("correct")))
     return row
 
 
@@ -295,10 +307,11 @@ def read_unique(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def check_out(spec: RunSpec, opts: BenchOptions) -> OutState:
+def check_out(spec: RunSpec, opts: BenchOptions, *, continuing: str = "--resume") -> OutState:
     """Check the output directory, reading only: a new run where none is (or
     ``--resume``), ``--resume`` with the settings of the run there. Raises
-    :class:`BenchError` with a plain message; writes nothing."""
+    :class:`BenchError` with a plain message (``continuing``: what goes on with the run
+    there, as the message names it); writes nothing."""
     out = opts.out
     if out.exists() and not out.is_dir():
         raise BenchError(f"--out {out}: exists and is not a directory")
@@ -321,7 +334,7 @@ def check_out(spec: RunSpec, opts: BenchOptions) -> OutState:
                 theirs, diffs = _same_case_files(mine, theirs, prev)
             diffs += _diff(mine, theirs)
             if diffs:
-                raise BenchError(f"{out}: --resume with settings that differ from the run there:\n  "
+                raise BenchError(f"{out}: {continuing} with settings that differ from the run there:\n  "
                                  + "\n  ".join(diffs[:12]) + ("\n  ..." if len(diffs) > 12 else ""))
     elif existing or run_file.is_file():
         raise BenchError(f"{out} already holds a run; pass --resume to finish it or choose another --out")

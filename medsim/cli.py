@@ -60,7 +60,7 @@ def spec_from_args(args: argparse.Namespace, *, extra: dict[str, Any] | None = N
     except SpecError as e:
         flag = flag_for(e.key, given)
         raise (SpecError(f"{e} ({flag})", key=e.key) if flag else e) from None
-    if args.command in ("consult", "play") and all(rs.backend in ("scripted", "none", "human")
+    if args.command in ("consult", "play", "study") and all(rs.backend in ("scripted", "none", "human")
                                                    for rs in spec.roles.values()):
         logger.info("every model role is the scripted oracle (it plays from the case and its answer key); "
                     "--llm local runs the embedded model")
@@ -147,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "agent at run time, G gives it back; default: watch)")
     _add_view_args(pl, 2)
 
+    from medsim.study_cmd import add_study_parser
+    add_study_parser(sub, _add_view_args)  # medsim study: a reader study, blinded until it ends
     rp = sub.add_parser("replay", help="play a benchmarked case (or a whole run) in the hospital")
     rp.add_argument("run_dir", type=Path)
     rp.add_argument("case_id", nargs="?", default=None)
@@ -284,6 +286,11 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return run_play(spec_from_args(args), args)
 
 
+def _cmd_study(args: argparse.Namespace) -> int:
+    from medsim.study_cmd import run_study_command
+    return run_study_command(args, spec_from_args)
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     from medsim.play import run_replay
 
@@ -379,14 +386,10 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return run_view(args)
 
 
-def _cmd_automedic(args: argparse.Namespace) -> int:
-    return args.automedic_handler(args)
-
-
 COMMANDS = {"bench": _cmd_run, "osce": _cmd_run, "consult": _cmd_consult, "cases": _cmd_cases, "play": _cmd_play,
             "replay": _cmd_replay, "score": _cmd_score, "judge": _cmd_judge, "config": _cmd_config,
-            "compare": _cmd_compare, "automedic": _cmd_automedic, "memory": _cmd_memory, "view": _cmd_view,
-            "fidelity": _cmd_fidelity}
+            "compare": _cmd_compare, "memory": _cmd_memory, "view": _cmd_view, "fidelity": _cmd_fidelity,
+            "study": _cmd_study, "automedic": lambda args: args.automedic_handler(args)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

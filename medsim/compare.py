@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 from agents.fidelity.scorer import PATIENT_LABELS, TECHNICIAN_LABELS, fidelity_summary
 from agents.stats import mcnemar_exact, paired_difference_interval, wilson_interval
 from medsim.compare_measures import MeasureRow, OracleGap, is_static, measure_rows, oracle_gaps
+from medsim.study_state import refuse_in_progress
 
 __all__ = ["CompareError", "Run", "Flip", "Excluded", "Ratio", "FidelityRate", "Comparison", "CompareReport", "load_run",
            "compare_runs", "run_label", "run_models", "RATIO_MEASURES"]
@@ -254,6 +255,7 @@ def load_run(arg: str) -> Run:
             path, condition = Path(head), cond
     if not path.is_dir():
         raise CompareError(f"{arg}: no such run directory")
+    refuse_in_progress(path, "comparing it")
     results, run_file = path / "results.jsonl", path / "run.json"
     if (path / "scores.jsonl").is_file() and path.parent.name == "scores":  # a re-scoring (medsim score) of a run
         results, run_file = path / "scores.jsonl", path.parent.parent / "run.json"
@@ -282,8 +284,9 @@ def load_run(arg: str) -> Run:
 
 
 def run_models(run: Run) -> dict[str, str]:
-    """Model per role of the run (of its picked or only condition), from run.json."""
-    from agents.llm.spec import describe_spec
+    """Model per role of the run (of its picked or only condition), from run.json (a
+    study's doctor: the person, by their label)."""
+    from medsim.assemble import describe_roles
     from medsim.spec import RunSpec, SpecError
 
     try:
@@ -292,7 +295,7 @@ def run_models(run: Run) -> dict[str, str]:
         s = spec.for_condition(conds[0]) if len(conds) == 1 and conds[0] in spec.condition_names() else spec
     except (SpecError, KeyError, TypeError, ValueError):
         return {}
-    return {r: describe_spec(rs.backend, rs.model) for r, rs in s.roles.items() if rs.backend != "none"}
+    return {r: m for r, m in describe_roles(s).items() if s.roles[r].backend != "none"}
 
 
 # -- pairing ------------------------------------------------------------------------------

@@ -27,10 +27,11 @@ from medsim.ladder import ladder_conditions
 from medsim.spec import RUN_KEYS, SECTIONS, seeds_arg
 
 __all__ = ["Flag", "FLAGS", "add_spec_flags", "overrides", "flag_for", "check_flags_for_suite", "SPEC_COMMANDS",
-           "STAR"]
+           "STAR", "STUDY", "NOT_IN_STUDY"]
 
 # the commands that build a run spec, and those that run a grid of cells
-SPEC_COMMANDS = frozenset({"bench", "consult", "play", "config", "osce"})
+STUDY = "study"
+SPEC_COMMANDS = frozenset({"bench", "consult", "play", "config", "osce", STUDY})
 GRID = frozenset({"bench", "config", "osce"})
 WORLD = frozenset({"play", "config"})
 STAR = "*"  # roles.*.timeout_s: every role of the run's suite (expanded by medsim.cli.spec_from_args)
@@ -150,7 +151,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--limit",), "limit", "the first N cases only (default: all)", "cases", int),
     Flag(("--skip-invalid",), "skip_invalid", "run the valid records of a case set that has invalid ones", "cases",
          None, True),
-    Flag(("--seed",), "seed", "the run's seed (default 0)", "run", int),
+    Flag(("--seed",), "seed", "the run's seed (default 0)", "run", int, commands=SPEC_COMMANDS - {STUDY}),
     Flag(("--seeds",), "seeds", "several seeds, e.g. 0,1,2: each case runs once per seed (default: --seed)", "run",
          seeds_arg, commands=GRID),
     Flag(("--workers",), "workers", "cases run at once (default 1)", "run", int, commands=GRID),
@@ -251,7 +252,20 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("--doctors",), "world.doctors", "doctors on shift (default 2)", "world", int, commands=WORLD),
     Flag(("--patients",), "world.patients", "patients in the shift (default 6)", "world", int, commands=WORLD),
     Flag(("--map",), "world.map", "Tiled .tmx map (default maps/hospital.tmx)", "world", commands=WORLD),
+    # a reader study
+    Flag(("--label",), "study.label", "who plays the doctor, as a code such as reader-1 (required, no default; 1-40 "
+         "letters, digits, '.', '_', '-'): the label is all that says who the person is", "study", commands=frozenset({STUDY})),
+    Flag(("--seed",), "study.order_seed", "the seed the case order is shuffled by (default 0); the cells keep the "
+         "run's seed, so a study pairs case by case with a model run of the same cases", "study", int,
+         commands=frozenset({STUDY})),
 )
+
+# flags a reader study does not take: the doctor is a person (no doctor model, strategy, bias,
+# deliberation nor memory), and one suite (the diagnostic consultation)
+NOT_IN_STUDY = frozenset({"--doctor-llm", "--doctor-model", "--doctor-bias", "--doctor-mode", "--doctor-strategy",
+                          "--static", "--cot", "--ensemble", "--panel", "--memory", "--memory-dir", "--memory-k",
+                          "--embedder", "--clip-checkpoint", "--suite", "--vision", "--vision-llm", "--vision-model",
+                          "--reflector-llm", "--reflector-model"})
 
 
 def _role_flags() -> list[Flag]:
@@ -281,7 +295,8 @@ def _suite_flags() -> list[Flag]:
 
 
 def all_flags(command: str) -> list[Flag]:
-    return [f for f in (*FLAGS, *_role_flags(), *_suite_flags()) if command in f.commands]
+    return [f for f in (*FLAGS, *_role_flags(), *_suite_flags())
+            if command in f.commands and not (command == STUDY and f.names[0] in NOT_IN_STUDY)]
 
 
 def add_spec_flags(p: argparse.ArgumentParser, command: str, default_llm: str, *, suite: Suite | None = None) -> None:

@@ -12,6 +12,7 @@ from urllib.parse import quote
 from agents.textsafe import printable
 from medsim.html_report import ReportError, read_run, write_html_report
 from medsim.osce_html import write_osce_html
+from medsim.study_state import StudyInProgress, refuse_in_progress
 
 __all__ = ["PageWriter", "register_page", "write_report_page", "page_for", "run_view"]
 
@@ -49,6 +50,11 @@ def run_view(args: Any) -> int:
     run_dir: Path = args.run_dir
     if not run_dir.is_dir():
         logger.error("%s: no such directory", run_dir)
+        return 2
+    try:
+        refuse_in_progress(run_dir, "serving its pages")
+    except StudyInProgress as e:
+        logger.error("%s", e)
         return 2
     scored = run_dir.resolve()
     if scored.parent.name == "scores" and (scored.parent.parent / "run.json").is_file():

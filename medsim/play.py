@@ -16,6 +16,7 @@ from agents.llm.llamacpp import LlamaPool
 from agents.llm.schedule import ModelGate
 from agents.llm.replay import ReplayLLM
 from agents.participants import Participant, ReplayedParticipant, Switchable
+from agents.participants.human import InputEnded
 from agents.participants.replayed import recorded_turns
 from agents.provenance import git_revision, package_versions, run_provenance
 from agents.results import read_results
@@ -31,6 +32,7 @@ from agents.suites.diagnosis import consultation_config
 from medsim.assemble import Backends, RunPlan, plan_for, preflight
 from medsim.memory import open_memory
 from medsim.spec import BASE_CONDITION, RunSpec, SpecError
+from medsim.study_state import refuse_in_progress
 
 __all__ = ["ReplayError", "build_shift", "build_replay", "find_case_logs", "run_play", "run_replay"]
 
@@ -174,6 +176,7 @@ def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any
     and the recorded results rows it should reproduce."""
     if Path(run_dir).is_file():
         return _build_shift_replay(Path(run_dir), case_id, runner=runner, log=log, map_path=map_path, doctors=doctors)
+    refuse_in_progress(Path(run_dir), "replaying it (the hospital judges each case it replays)")
     files = find_case_logs(run_dir, case_id, seed=seed, condition=condition)
     logs: dict[str, list[dict[str, Any]]] = {}
     for f in files:
@@ -191,7 +194,7 @@ def build_replay(run_dir: Path, case_id: str | None, *, runner: Runner, log: Any
         raise ReplayError(f"{run_dir}: none of the logged cases are in '{spec.cases}'")
     replay = ReplayLLM(logs)
     backends = Backends({c.id: c for c in wanted}, LlamaPool(), override={r: replay for r in spec.roles})
-    plan = plan_for(spec, header["condition"], header["seed"], backends)
+    plan = plan_for(spec, header["condition"], header["seed"], backends, human_io=_NobodyAsked())
     n = len(wanted)
     wc = WorldConfig(doctors=min(doctors or spec.world.doctors, n), patients=n, consultation=consultation_config(plan.spec.protocol),
                      seed=header["seed"], condition=header["condition"])
@@ -253,6 +256,18 @@ def _build_shift_replay(path: Path, case_id: str | None, *, runner: Runner, log:
     rows = [{"case_id": c, "diagnosis": next((e["diagnosis"] for e in logs[c] if e.get("type") == "diagnosis"), None)}
             for c in order]
     return world, rows
+
+
+class _NobodyAsked:
+    """The person of a replayed run whose spec has a role a person played (a reader
+    study's doctor): :class:`_ReplayCast` gives that role their recorded turns, so nobody
+    is ever asked."""
+
+    def doctor_action(self, obs: Any) -> Any:
+        raise InputEnded()
+
+    def reply(self, role: str, obs: Any) -> str:
+        raise InputEnded()
 
 
 class _ReplayCast:

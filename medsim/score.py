@@ -28,6 +28,7 @@ from medsim.assemble import Backends, describe_roles, plan_for, preflight_roles
 from medsim.bench import BenchError, write_outputs
 from medsim.runlock import RunLock, RunLockError
 from medsim.spec import RoleSpec, RunSpec, SpecError
+from medsim.study_state import refuse_in_progress
 from medsim.toml_out import dumps as toml_dumps
 
 __all__ = ["ScoreOutcome", "rescore", "rescore_logs", "score_lock", "flips"]
@@ -74,6 +75,7 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
         check_backend_spec(str(judge.get("backend")), judge.get("model"))
     if not run_file.is_file():
         raise BenchError(f"{run_dir}: not a medsim bench run (no run.json)")
+    refuse_in_progress(run_dir, "scoring it")
     try:
         spec = RunSpec.from_dict(json.loads(run_file.read_text(encoding="utf-8"))["spec"])
     except (OSError, ValueError, KeyError, SpecError) as e:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +33,8 @@ from agents.suites.contract import Suite
 from agents.suites.registry import all_suites, get_suite
 from medsim.toml_out import dumps as toml_dumps
 
-__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "RunSpec", "load_toml",
+__all__ = ["SpecError", "RoleSpec", "ProtocolSpec", "WorldSpec", "MemorySpec", "DiagnosisSpec", "StudySpec", "RunSpec",
+           "load_toml",
            "set_dotted", "build_spec", "spec_from_raw", "upgrade", "check_depth", "MAX_DEPTH", "PROTOCOLS",
            "DOCTOR_MODES", "RUN_KEYS", "suite_of"]
 
@@ -337,6 +339,64 @@ class MemorySpec:
         return {k: getattr(self, k) for k in self.KEYS if getattr(self, k) is not None}
 
 
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")  # a study's label: a code, never a name
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A reader study (``medsim study``): a person plays the doctor through the run's
+    cases, one after another, in an order shuffled by ``order_seed``; ``label`` is all
+    that says who they are (a code such as ``reader-1``). The cells keep the run's seed,
+    so a study pairs with a model run of the same cases case by case (``medsim compare``)."""
+
+    label: str
+    order_seed: int = 0
+
+    KEYS = ("label", "order_seed")
+
+    @classmethod
+    def parse(cls, d: Any, path: str = "study.") -> "StudySpec":
+        if not isinstance(d, Mapping):
+            raise SpecError(f"study: expected a table, got {d!r}", key="study")
+        _check_keys(d, set(cls.KEYS), path)
+        label = d.get("label")
+        if not isinstance(label, str) or not LABEL.fullmatch(label):
+            raise SpecError(f"{path}label: 1 to 40 letters, digits, '.', '_' or '-', starting with a letter or digit "
+                            f"(a code such as reader-1: the label is all that says who the person is), got {label!r}",
+                            key=path + "label")
+        return cls(label=label, order_seed=_int(d, "order_seed", path, lo=0, default=0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS}
+
+
+def _check_study(study: "StudySpec", suite: Suite, roles: Mapping[str, RoleSpec], seeds: tuple[int, ...],
+                 conditions: Mapping[str, Any], d: Mapping[str, Any]) -> None:
+    """A study is one condition, one seed, of a live consultation suite, with a person as
+    the doctor and nothing that only a doctor model would use."""
+    if not suite.live or "doctor" not in suite.role_names():
+        raise SpecError(f"study: a reader study runs the diagnostic consultation, not the {suite.name} suite", key="study")
+    doctor = roles["doctor"]
+    if doctor.backend != "human":
+        raise SpecError(f"roles.doctor.backend: in a study the doctor is a person ('human'), not "
+                        f"{redact_backend_spec(doctor.backend)}", key="roles.doctor.backend")
+    others = [r for r, rs in roles.items() if r != "doctor" and rs.backend == "human"]
+    if others:
+        raise SpecError(f"roles.{others[0]}.backend: in a study the person is the doctor, and only the doctor",
+                        key=f"roles.{others[0]}.backend")
+    if conditions:
+        raise SpecError("conditions: a study runs one condition (a person reads each case once)", key="conditions")
+    if len(seeds) != 1:
+        raise SpecError(f"seeds: a study runs one seed (a person reads each case once), got {list(seeds)}", key="seeds")
+    for section, keys in (("protocol", ("static", "doctor_strategy", "doctor_bias")),
+                          ("diagnosis", ("cot", "ensemble", "panel")), ("memory", ("mode",))):
+        table = d.get(section) or {}
+        given = [k for k in keys if isinstance(table, Mapping) and table.get(k) not in (None, False, 0, "off", "turns")]
+        if given:
+            raise SpecError(f"{section}.{given[0]}: a doctor model's setting, and in a study a person is the doctor",
+                            key=f"{section}.{given[0]}")
+
+
 @dataclass(frozen=True)
 class Condition:
     """One condition of a grid: its own protocol, roles and memory mode (resolved)."""
@@ -348,8 +408,8 @@ class Condition:
 
 
 # the run's own keys, whatever its suite; then the sections a suite may read (Suite.reads)
-RUN_KEYS = frozenset({"suite", "seed", "seeds", "workers", "batched", "jump_forward", "preflight", "llm", "model", "executor",
-                      "ray_address", "roles"})
+RUN_KEYS = frozenset({"suite", "seed", "seeds", "workers", "batched", "jump_forward", "preflight", "llm", "model",
+                      "executor", "ray_address", "roles", "study"})
 SECTIONS = {"cases": ("cases", "limit", "skip_invalid"), "protocol": ("protocol",), "world": ("world",),
             "memory": ("memory",), "diagnosis": ("diagnosis",), "conditions": ("conditions",)}
 _CONDITION_KEYS = {"llm", "model", "roles", "protocol", "memory", "diagnosis"}
@@ -431,6 +491,7 @@ class RunSpec:
     # own section as the suite parsed it (agents.suites.contract.Suite.parse_options)
     suite_name: str | None = None
     options: Any = None
+    study: StudySpec | None = None  # a reader study (medsim study): a person is the doctor
 
     # -- building -----------------------------------------------------------------
     @classmethod
@@ -471,6 +532,9 @@ class RunSpec:
                                                                           for r in c.roles.values())])
         explicit = d.get("suite")
         derived = suite_of({k: v for k, v in d.items() if k != "suite"}).name
+        study = StudySpec.parse(d["study"]) if d.get("study") is not None else None
+        if study is not None:
+            _check_study(study, suite, base_roles, seeds_t, conditions, d)
         return cls(
             cases=cases, limit=limit, skip_invalid=_bool(d, "skip_invalid", "", default=False), seeds=seeds_t,
             workers=_int(d, "workers", "", lo=1, default=1), batched=batched,
@@ -480,6 +544,7 @@ class RunSpec:
             world=WorldSpec.parse(d.get("world", {}) or {}) if "world" in reads else WorldSpec(),
             memory=base_memory, diagnosis=base_diagnosis, conditions=conditions,
             suite_name=explicit if explicit is not None and explicit != derived else None, options=options,
+            study=study,
         )
 
     # -- views ----------------------------------------------------------------------
@@ -587,6 +652,8 @@ class RunSpec:
         suite = self.suite
         if suite.section is not None:
             d[suite.section] = suite.options_dict(self.options)
+        if self.study is not None:
+            d["study"] = self.study.to_dict()
         return d
 
     def to_toml(self) -> str:

@@ -13,15 +13,20 @@ from agents.protocol import DoctorAction
 from agents.textsafe import printable
 from game.catalogue import MenuGroup
 
-__all__ = ["TerminalIO"]
+__all__ = ["TerminalIO", "StudyTerminalIO"]
 
 
 class TerminalIO:
-    def __init__(self, menu: list[MenuGroup], *, inp: TextIO | None = None, out: TextIO | None = None):
+    """``echo``: print every observation the doctor is given, the answers too (``consult``
+    prints the answers from the events; a study shows the doctor only its observations)."""
+
+    def __init__(self, menu: list[MenuGroup], *, inp: TextIO | None = None, out: TextIO | None = None,
+                 echo: bool = False):
         self.menu = menu
         self.tests = [t for g in menu for t in g.tests]
         self.inp = inp or sys.stdin
         self.out = out or sys.stdout
+        self.echo = echo
         self._menu_shown = False
 
     # -- lines ----------------------------------------------------------------------
@@ -49,7 +54,9 @@ class TerminalIO:
     # -- HumanIO --------------------------------------------------------------------
     def doctor_action(self, obs: Observation) -> DoctorAction:
         told = obs.text.replace(LAST_TURN, "").strip()
-        if told and not told.startswith(("Patient:", "Technician:")):
+        if told and self.echo:
+            self._say(f"   {told}")
+        elif told and not told.startswith(("Patient:", "Technician:")):
             self._say(f"   ({told})")  # the opening, or "not yet" (answers are already shown)
         if obs.final:
             self._say("   This is your last turn: give your diagnosis.")
@@ -97,3 +104,32 @@ class TerminalIO:
         if role == "measurement" and obs.order:  # the technician
             self._say(f"   (ordered: {obs.order})")
         return self._read("Your answer> ")
+
+
+class StudyTerminalIO(TerminalIO):
+    """A reader study in the terminal (``medsim study --ui terminal``; a
+    :class:`medsim.study.StudyIO`): the doctor's menus, each turn's observation (what an AI
+    doctor is told: the answer, the result) and the study's own lines, nothing else (no
+    event of the run is printed, so no rejected reply nor verdict reaches the screen).
+    Between cases the person may stop; Ctrl-C or the end of the input while a case is
+    read leaves it (the case is recorded as abandoned)."""
+
+    def __init__(self, menu: list[MenuGroup], *, inp: TextIO | None = None, out: TextIO | None = None):
+        super().__init__(menu, inp=inp, out=out, echo=True)
+
+    def _read(self, prompt: str) -> str:
+        try:
+            return super()._read(prompt)
+        except KeyboardInterrupt:
+            self._say()
+            raise InputEnded() from None
+
+    def show(self, text: str) -> None:
+        self._say(text)
+
+    def next_case(self, k: int, n: int) -> bool:
+        try:
+            line = self._read(f"\nCase {k} of {n} next. Enter: begin   q: stop for now > ")
+        except InputEnded:
+            return False
+        return line.strip().lower() not in ("q", "quit", "stop")

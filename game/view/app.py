@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import pygame
 
@@ -18,11 +19,11 @@ from game.view.keys import KEYS, is_typing
 from game.view.layout import place_labels
 from game.view.render import (ACCENT, INK, PANEL, PANEL_TEXT, PAPER, MapImage, SpriteBank, TextCache, draw_box, draw_bubble,
                               wrap, wrap_px)
-from game.view.screens import (EndOfShiftScreen, HelpScreen, ImageViewer, MenuItem, MenuScreen, Screen, ScreenStack,
-                               TextBox, as_rgb, load_study_image)
+from game.view.screens import (EndOfShiftScreen, HelpScreen, ImageViewer, MenuItem, MenuScreen, PauseScreen, Screen,
+                               ScreenStack, TextBox, as_rgb, load_study_image)
 from game.world import Notice, World
 
-__all__ = ["SimulationScreen", "run_window", "present", "check_size", "MIN_SIZE", "PANEL_W", "HUD_H"]
+__all__ = ["SimulationScreen", "Blinded", "run_window", "present", "check_size", "MIN_SIZE", "PANEL_W", "HUD_H"]
 
 SPEEDS = (1, 2, 4, 8)
 PANEL_W = 380
@@ -30,6 +31,19 @@ HUD_H = 34
 MIN_SIZE = (1024, 600)  # the smallest window the view lays out (the panel, the map, the help sheet)
 POPUP_S = 8.0  # sim seconds a popup stays
 ARROWS = {pygame.K_LEFT: (-1, 0), pygame.K_RIGHT: (1, 0), pygame.K_UP: (0, -1), pygame.K_DOWN: (0, 1)}
+
+
+@dataclass(frozen=True)
+class Blinded:
+    """A reader study in the window (``medsim study --ui window``). The bar shows
+    ``banner()`` (the study's label, the case in hand of how many) where a shift shows its
+    accuracy; no verdict, answer key nor accuracy is drawn anywhere; the person keeps the
+    agent they play (T and Ctrl+G do nothing). When a case's consultation is recorded the
+    world pauses on a box, ``between(row, last)`` -> (title, lines): Enter goes on (the
+    next patient), Esc stops (the window closes); after the last case both close it."""
+
+    banner: Callable[[], str]
+    between: Callable[[Mapping[str, Any], bool], tuple[str, list[str]]]
 
 
 def check_size(size: tuple[int, int]) -> None:
@@ -76,8 +90,10 @@ class SimulationScreen(Screen):
     """The hospital: the bottom of the screen stack."""
 
     def __init__(self, world: World, map_path: Path, assets: Path, size: tuple[int, int], title: str = "medsim",
-                 replay: bool = False):
+                 replay: bool = False, blinded: Blinded | None = None):
         self.replay = replay
+        self.blinded = blinded
+        self._recorded = 0  # consultations recorded so far (a study pauses after each)
         self.seen = _Seen(world.extra_sink)
         world.extra_sink = self.seen
         self.stack = ScreenStack()
@@ -205,6 +221,9 @@ class SimulationScreen(Screen):
         return reqs[0] if reqs else None
 
     def take_over(self, actor_id: str | None = None) -> None:
+        if self.blinded is not None and self.world.controlled:
+            self.say_to_player(f"In this study you are {self.world.controlled} throughout")
+            return
         target = actor_id or self.selected
         if target is None:
             self.say_to_player("Select an agent first (click it, or Tab), then T")
@@ -340,6 +359,9 @@ class SimulationScreen(Screen):
         if k == pygame.K_t:
             self.take_over()
             return True
+        if k == pygame.K_g and self.world.controlled and self.blinded is not None:
+            self.say_to_player(f"In this study you are {self.world.controlled} throughout")
+            return True
         if k == pygame.K_g and self.world.controlled:
             who = self.world.controlled
             self.world.release_control()
@@ -453,13 +475,28 @@ class SimulationScreen(Screen):
             if name is not None and getattr(self, "_my_room", "") != "":
                 self.say_to_player(f"{name.replace('_', ' ').title()} ({room.address})", 3.0)
             self._my_room = name
-        if self.world.done and not self._ended:
+        if self.blinded is not None and len(self.world.finished) > self._recorded:
+            self._recorded = len(self.world.finished)
+            self._between(self.world.finished[-1], self._recorded >= self.world.config.patients)
+        elif self.world.done and not self._ended and self.blinded is None:
             self._ended = True
             self.stack.push(EndOfShiftScreen(self.stack, self.text, self.world.stats(), self.world.finished,
                                              self.case_minutes(), self.quit, area=self.map_area()))
         if self.cam.follow and self.cam.follow in self.world.actors:
             ax, ay = self.world.actors[self.cam.follow].render_pos()
             self.cam.centre_on((ax + 0.5) * self.ts, (ay + 0.5) * self.ts)
+
+    def _between(self, row: Mapping[str, Any], last: bool) -> None:
+        """A study's pause after a recorded case: the world holds until the person goes on."""
+        assert self.blinded is not None
+        title, lines = self.blinded.between(row, last)
+        self.paused = True
+
+        def go() -> None:
+            self.paused = False
+
+        self.stack.push(PauseScreen(self.stack, self.text, title, lines, self.quit if last else go, self.quit,
+                                    area=self.map_area()))
 
     # -- drawing ----------------------------------------------------------------
     def draw(self, screen: pygame.Surface) -> None:
@@ -735,6 +772,10 @@ class SimulationScreen(Screen):
         acc = "-" if s["accuracy"] is None else f"{s['accuracy']:.0%}"
         state = "PAUSED" if self.paused else f"{SPEEDS[self.speed_i]}x"
         thinking = sum(1 for a in self.world.actors.values() if a.state == "thinking")
+        if self.blinded is not None:  # a study: where the person is in it, never how they do
+            text = f"{self.blinded.banner()}   {_clock_text(self.world.t)}   {state}"
+            screen.blit(self.text.render(text, 22, (255, 226, 140)), (10, 9))
+            return
         text = (f"{self.title}   {_clock_text(self.world.t)}   {state}   patients {s['patients']}/"
                 f"{self.world.config.patients}   seen {s['seen']}   correct {s['correct']}   accuracy {acc}   "
                 f"thinking {thinking}")
@@ -756,6 +797,10 @@ class SimulationScreen(Screen):
         shown = {n.title.split(":")[0]: n for n in self.world.notices if n.kind == "image" and n.case_id == enc.case.id}
         items = []
         self._line_images = {}
+        me = self.world.controlled
+        if me is not None and self.world.actor_for(enc.case.id, "doctor") == me:
+            # what a doctor starts with (an AI doctor has it in its prompt): the demographics and the task
+            items.append(("", f"Your task: {printable(enc.case.objective, single_line=True)}"))
         for u in enc.sink.utterances:
             line = f"{who.get(u.speaker, u.speaker)}: {printable(u.text, single_line=True)}"
             named = [t for t in studies if t in shown and t in u.text] if u.speaker == "measurement" else []
@@ -788,6 +833,8 @@ class SimulationScreen(Screen):
         row = enc.result
         if row is None:
             return where, "", PANEL_TEXT
+        if self.blinded is not None or row.get("correct") is None and not row["error"] and row["status"] != "failed":
+            return where, f"Recorded: {row.get('diagnosis') or 'no diagnosis'} (not judged here)", PANEL_TEXT
         if row["error"]:
             return where, f"Error: {row['error'][:60]}", (240, 150, 90)
         if row["status"] == "failed":
@@ -920,7 +967,8 @@ def present(ui: SimulationScreen, screen: pygame.Surface) -> None:
 def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = False, frames: int | None = None,
                screenshot: Path | None = None, size: tuple[int, int] = (1280, 720), speed: int = 2,
                select: str | None = None, title: str = "medsim", fixed_dt: float | None = None,
-               zoom: float | None = None, play_as: str | None = None, replay: bool = False) -> dict[str, Any]:
+               zoom: float | None = None, play_as: str | None = None, replay: bool = False,
+               blinded: Blinded | None = None) -> dict[str, Any]:
     """Open the window (or the SDL dummy driver when ``headless``) and run the loop.
     Returns frame-time figures.
 
@@ -938,7 +986,7 @@ def run_window(world: World, map_path: Path, assets: Path, *, headless: bool = F
     try:
         screen = pygame.display.set_mode(size)  # before load_pygame: it converts images
         pygame.display.set_caption(title)
-        ui = SimulationScreen(world, map_path, assets, size, title, replay=replay)
+        ui = SimulationScreen(world, map_path, assets, size, title, replay=replay, blinded=blinded)
         ui.speed_i = SPEEDS.index(speed) if speed in SPEEDS else 1
         if zoom is not None:
             ui.cam.set_zoom(zoom)

@@ -14,7 +14,7 @@ from agents.image_file import read_image_bytes
 from game.view.render import INK, PAPER, TextCache, draw_box, fit_px, wrap, wrap_px
 
 __all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "EndOfShiftScreen",
-           "ImageViewer", "as_rgb", "MAX_TEXT", "Placed", "load_study_image"]
+           "ImageViewer", "PauseScreen", "as_rgb", "MAX_TEXT", "Placed", "load_study_image"]
 
 MAX_TEXT = 500
 
@@ -444,6 +444,44 @@ class EndOfShiftScreen(Screen):
                 placed.append((fit_px(font, cell, width), 19, col,
                                (rect.x + 16 + x, rect.y + 44 + self.ROW * i)))
         placed.append(("Enter: back to the hospital   Q: quit", 17, (110, 110, 120), (rect.x + 16, rect.bottom - 24)))
+        return rect, placed
+
+    def draw(self, screen: pygame.Surface) -> None:
+        rect, placed = self.layout(screen.get_size())
+        draw_box(screen, rect, PAPER, (90, 160, 255), radius=12, alpha=248)
+        for line, size, colour, at in placed:
+            screen.blit(self.text.render(line, size, colour), at)
+
+
+class PauseScreen(Screen):
+    """A box over the map (``area``) that holds the game between two steps of a reader
+    study: ``title``, ``lines``, and two ways on. Enter calls ``on_go``, Esc or Q
+    ``on_stop``; either closes the box."""
+
+    modal = True
+
+    def __init__(self, stack: ScreenStack, text: TextCache, title: str, lines: Sequence[str],
+                 on_go: Callable[[], None], on_stop: Callable[[], None], area: pygame.Rect | None = None):
+        self.stack, self.text, self.title, self.lines = stack, text, title, list(lines)
+        self.on_go, self.on_stop, self.area = on_go, on_stop, area
+
+    def handle(self, ev: pygame.event.Event) -> bool:
+        if ev.type == pygame.KEYDOWN and ev.key in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            self.stack.remove(self)
+            self.on_go()
+        elif ev.type == pygame.KEYDOWN and ev.key in (pygame.K_ESCAPE, pygame.K_q):
+            self.stack.remove(self)
+            self.on_stop()
+        return True
+
+    def layout(self, size: tuple[int, int]) -> tuple[pygame.Rect, list[Placed]]:
+        area = self.area or pygame.Rect(0, 0, *size)
+        width = min(720, area.width - 40)
+        font = self.text.font(19)
+        rows = [piece for line in self.lines for piece in (wrap_px(font, line, width - 32) or [""])]
+        rect = pygame.Rect(area.x + (area.width - width) // 2, area.y + 60, width, 62 + 24 * len(rows))
+        placed: list[Placed] = [(self.title, 26, (40, 80, 150), (rect.x + 16, rect.y + 12))]
+        placed += [(line, 19, INK, (rect.x + 16, rect.y + 48 + 24 * i)) for i, line in enumerate(rows)]
         return rect, placed
 
     def draw(self, screen: pygame.Surface) -> None:
