@@ -507,7 +507,8 @@ class SimulationScreen(Screen):
         self._draw_scanners(view)
         self._draw_actors(view)
         self._draw_popups(view)
-        self._draw_selected_info(view)
+        if not self.stack.typing:  # a text box or menu covers the bottom of the view: no card under it
+            self._draw_selected_info(view)
         if self.show_minimap and not self._all_in_view():
             self._draw_minimap(view)
         self._draw_hud(screen)

@@ -145,3 +145,27 @@ def test_the_panel_says_what_its_consultation_does_between_lines(display):
         if w.done:
             break
     assert {Phase.GATHERING, Phase.TO_TEST, Phase.FROM_TEST, Phase.FILING} <= seen, seen
+
+
+def test_the_selected_agents_card_is_not_drawn_under_a_text_box(display, monkeypatch):
+    """While a person types (a text box or a menu is open at the bottom of the view), the
+    selected agent's card, drawn in the view's bottom right, would show through the box."""
+    from game.view.screens import TextBox
+
+    screen = pygame.display.set_mode((1280, 720))
+    w, ui = shift((1280, 720))
+    ui.selected = next(a.id for a in w.actors.values() if a.role == "doctor")
+    drawn: list[str] = []
+    plain = ui._draw_selected_info  # noqa: SLF001
+
+    def record(view):
+        drawn.append(ui.selected)
+        plain(view)
+
+    monkeypatch.setattr(ui, "_draw_selected_info", record)
+    ui.stack.draw(screen)
+    assert drawn  # no box: the card is drawn
+    drawn.clear()
+    ui.stack.push(TextBox(ui.stack, ui.text, "Ask the patient", lambda t: None))
+    ui.stack.draw(screen)
+    assert not drawn
