@@ -67,9 +67,10 @@ __all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE", "DRAFT_ROWS"
 # on a CPU, but not free
 MIN_SHARE = 16
 
-# the most rows a decode step gets by adding drafts (jump-forward): a step of a few rows
-# costs about one row on a CPU (the weights are read once), a step of many is compute-bound,
-# where a refused draft's rows are paid in full
+# the most rows a decode step gets by adding drafts (jump-forward; agents.llm.drafts). A
+# drafted row costs about a third of a step of one row on a CPU (its logits, mostly), so
+# drafts pay only in a step of one generating sequence: with two or more, the step's rows
+# already cost what the rows of a draft would, and a refused draft's rows are paid in full
 DRAFT_ROWS = 16
 
 
@@ -440,12 +441,15 @@ class BatchedEngine:
             # all kept: pending holds the token sampled at the last row
 
     def _drafts(self, seqs: Sequence[_Seq]) -> None:
-        """Each generating sequence's draft (its request's drafter, over the prompt and
-        the reply so far), while the step stays within :data:`DRAFT_ROWS` rows and the
-        batch's and the sequence's room."""
-        room = min(self._max_rows, max(DRAFT_ROWS, len(seqs))) - len(seqs)
+        """The draft of a step's one generating sequence (its request's drafter, over the
+        prompt and the reply so far), within :data:`DRAFT_ROWS` rows and the batch's and
+        the sequence's room; with several generating, none."""
         for s in seqs:
             s.draft = []
+        if len(seqs) != 1:
+            return
+        room = min(self._max_rows, DRAFT_ROWS) - 1
+        for s in seqs:
             req = s.request
             if req is None or req.drafter is None or room <= 0 or req.multibyte_fix:
                 continue

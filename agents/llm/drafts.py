@@ -1,31 +1,35 @@
 """Drafts for jump-forward decoding of an in-process model.
 
-A reply is decoded one token per ``llama_decode``. On a CPU a step reads every weight
-whatever the number of tokens in it, so a step of several tokens costs little more than a
-step of one (the embedded Qwen2.5-1.5B Q4_K_M on 2 cores: ~83 ms for 1 token, ~220 ms
-for 8). A :class:`Drafter` proposes the tokens a reply is likely to continue with; the
-decoder evaluates the token just sampled and the draft in one step, with logits at every
-position, and keeps the draft only as far as the call's own sampler (its chain, the
-grammar in it, its seed) picks the drafted token at each position. A reply is therefore
-the one the sampler picks token by token; what can differ is float rounding, since a
-token's logits come from a step of several rows (``benchmarks/jump_forward.py`` counts
-replies that differ on the embedded model).
+A reply is decoded one token per ``llama_decode``, and on a CPU a step reads every weight
+whatever the number of rows in it: for the embedded Qwen2.5-1.5B Q4_K_M on 2 cores a step
+of one row costs ~80 ms and each further row ~28 ms (most of it the row's logits over a
+vocabulary of 152k tokens). A :class:`Drafter` proposes the tokens a reply is likely to
+continue with; the decoder evaluates the token just sampled and the draft in one step,
+with logits at every row, and keeps the draft only as far as the call's own sampler (its
+chain, the grammar in it, its seed) picks the drafted token at each row. A reply is
+therefore the one the sampler picks token by token; what can differ is float rounding,
+since a row's logits in a step of several rows differ a little from the same row decoded
+alone (``tests/agents/test_jump_forward.py`` checks that replies differ only at near ties).
 
+A kept drafted token saves ~50 ms and a refused one costs ~28 ms, so drafts are short
+and only for replies under a grammar (a JSON schema), where they are right most often.
 Where a draft comes from, in order:
 
-1. **prompt lookup**: what followed the last few tokens the last time they occurred in
-   the context (prompt and reply so far). A structured reply repeats the keys of the
-   prompt's example and of the role's earlier replies, a test's name is in the hospital's
-   list, a diagnosis is in the question. With a grammar, the draft is cut at the first
-   token the grammar refuses (a check of that one token on a copy of the grammar).
+1. **prompt lookup**: what followed the last two or three tokens the last time they
+   occurred in the context (prompt and reply so far), at most :data:`MAX_DRAFT` tokens,
+   cut at the first token the grammar refuses (a check of that one token on a copy of the
+   grammar). A structured reply repeats the keys of the prompt's example and of the
+   role's earlier replies; a test's name is in the hospital's list.
 2. **the grammar**: where the grammar allows exactly one next character (a key, the
    punctuation between keys, the rest of an enum value once it is unique), those
-   characters, tokenized. Each character is found by asking a copy of the grammar which
-   single-character token it accepts (printable ASCII): where two or more are allowed (a
-   free string, an optional space), or the reply may end, the forced text ends.
+   characters, tokenized, at most :data:`MAX_FORCED` tokens. Each character is found by
+   asking a copy of the grammar which single-character token it accepts (printable ASCII):
+   where two or more are allowed (a free string, an optional space) or the reply may end,
+   the forced text ends.
 
-Without a grammar only lookup drafts, and only from a match of at least two tokens (a
-single shared token predicts free text poorly).
+Free text (no grammar) gets no draft: over the patient's replies of the logged
+consultations a lookup draft saved nothing (``benchmarks/jump_forward.py`` prints the
+figures).
 """
 from __future__ import annotations
 
@@ -34,9 +38,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Drafter", "GrammarProbe", "Lookup", "MAX_DRAFT", "MAX_FORCED"]
+__all__ = ["Drafter", "GrammarProbe", "Lookup", "MAX_DRAFT", "MAX_FORCED", "MIN_MATCH"]
 
-MAX_DRAFT = 8  # tokens a lookup draft may hold: a longer one costs more when it is refused early
+MAX_DRAFT = 3  # tokens a lookup draft may hold: a longer one costs more when it is refused early
+MIN_MATCH = 2  # the fewest last tokens a lookup must match (one shared token predicts poorly)
 MAX_FORCED = 15  # tokens of text the grammar forces (refused only where the model splits it otherwise);
 # with the token sampled, a step of 16 rows, the batched engine's DRAFT_ROWS: the serial
 # path and one sequence of the engine then make the same steps
@@ -139,14 +144,15 @@ class Drafter:
     """The draft source of one call: ``drafter(context) -> tokens``, where ``context`` is
     the prompt and the reply so far (the last token sampled included) and ``grammar`` (a
     callable returning the call's grammar sampler in its current state, or None) is asked
-    at each draft. ``proposed`` counts the tokens drafted (the decoder counts what it
-    kept)."""
+    at each draft; a call without a grammar gets no draft. ``proposed`` counts the tokens
+    drafted (the decoder counts what it kept)."""
 
     def __init__(self, probe: GrammarProbe | None, grammar: Any = None, *, max_draft: int = MAX_DRAFT,
-                 max_forced: int = MAX_FORCED):
+                 min_match: int = MIN_MATCH, max_forced: int = MAX_FORCED):
         self.probe = probe
         self.grammar = grammar
         self.max_draft = max_draft
+        self.min_match = min_match
         self.max_forced = max_forced
         self._lookup: Lookup | None = None
         self.proposed = 0
@@ -155,17 +161,16 @@ class Drafter:
         return np.asarray(self.draft(context), dtype=np.intc)
 
     def draft(self, context: Sequence[int]) -> list[int]:
+        g = self.grammar() if self.grammar is not None else None
+        if g is None or self.probe is None:
+            return []
         known = self._lookup.tokens if self._lookup is not None else []
         if not known or len(context) < len(known) or int(context[len(known) - 1]) != known[-1]:
             self._lookup = Lookup(context)  # a new context (the first draft of a call)
         else:
             self._lookup.extend(context[len(known):])
-        g = self.grammar() if self.grammar is not None else None
-        if g is None or self.probe is None:
-            out = self._lookup.propose(self.max_draft, min_match=2)
-        else:
-            out = self.probe.accepted(g, self._lookup.propose(self.max_draft))
-            if not out:
-                out = self.probe.forced_tokens(g, self.max_forced)
+        out = self.probe.accepted(g, self._lookup.propose(self.max_draft, min_match=self.min_match))
+        if not out:
+            out = self.probe.forced_tokens(g, self.max_forced)
         self.proposed += len(out)
         return out

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+import numpy as np
+
 from agents.llm.drafts import Drafter, GrammarProbe
 from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
@@ -136,6 +138,11 @@ class LlamaPool:
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
 
+    def probe(self, path: str) -> GrammarProbe | None:
+        """The grammar probe of a model file whose context is loaded (None before)."""
+        with self._guard:
+            return self._probes.get(path)
+
     def drafter(self, path: str, llm: Any) -> Drafter:
         """A new call's draft source over ``llm`` (a context of the file ``path``): its
         grammar is the one in the sampler chain ``llm`` builds for that call."""
@@ -233,15 +240,18 @@ def _chain_grammar(llm: Any) -> Any:
 
 class _Steps:
     """What one call decoded: ``evals`` (llama_decode calls of Llama.eval) and
-    ``samples`` (tokens sampled); ``samples - evals`` tokens came from kept drafts."""
+    ``samples`` (tokens sampled); ``samples - evals`` tokens came from kept drafts.
+    ``grammar_full``: greedy tokens the grammar refused, chosen by the whole chain."""
 
     def __init__(self) -> None:
         self.evals = 0
         self.samples = 0
+        self.grammar_full = 0
 
 
 @contextmanager
-def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps) -> Iterator[None]:
+def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, *, greedy: bool = False,
+                  probe: GrammarProbe | None = None) -> Iterator[None]:
     """Jump-forward decoding for one call, through llama-cpp-python 0.3.16's own
     speculative loop (``Llama.generate`` with a ``draft_model``): after each sampled token
     it asks the draft model for tokens, evaluates them with the sampled one, samples at
@@ -250,9 +260,20 @@ def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps) -> Iterator[
     the logits of every drafted position, which ``Llama.eval`` gives only with
     ``logits_all`` (a row of logits for every prompt token, and an array of ``n_ctx`` rows):
     here only a drafted step computes them, into the context's own output buffer, which
-    the sampler reads. Without ``drafter``: counts only."""
+    the sampler reads. Without ``drafter``: counts only.
+
+    ``greedy`` (temperature 0) with ``probe``: the grammar is applied lazily, as llama.cpp's
+    own common sampler does: the best token of the whole vocabulary is kept if the
+    grammar accepts it (a check of one token), and only when it does not does the chain
+    (penalties, the grammar over the 152k tokens, greedy: ~15 ms a token) choose. The
+    token is the same: the first of the highest logits the grammar allows. (Sampled
+    replies keep the chain: rejection sampling would pick other tokens with the same seed.)
+    The chain's penalties are llama-cpp-python's neutral defaults here (no call sets them)."""
+    import llama_cpp
+
     plain_eval, plain_sample = llm.eval, llm.sample
     armed = False
+    n_vocab = llm.n_vocab()
 
     def draft_model(input_ids: Any) -> Any:
         nonlocal armed
@@ -274,9 +295,18 @@ def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps) -> Iterator[
         llm.n_tokens += len(tokens)
         return None
 
-    def sample(*args: Any, **kwargs: Any) -> int:
+    def sample(*args: Any, idx: int | None = None, **kwargs: Any) -> int:
         steps.samples += 1
-        return plain_sample(*args, **kwargs)
+        grammar = _chain_grammar(llm) if greedy and probe is not None else None
+        if grammar is not None:
+            ridx = idx - llm.n_tokens if idx is not None else -1
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, ridx), shape=(n_vocab,))
+            token = int(np.argmax(logits))
+            if probe.allows(grammar, token):
+                llama_cpp.llama_sampler_accept(llm._sampler.sampler, token)  # as the chain's own sample does
+                return token
+            steps.grammar_full += 1
+        return plain_sample(*args, idx=idx, **kwargs)
 
     llm.eval, llm.sample = eval, sample
     if drafter is not None:
@@ -349,9 +379,11 @@ class LlamaCppLLM:
             t0 = time.perf_counter()
             deadline = _Deadline(params.timeout_s)
             steps = _Steps()
-            drafter = self.pool.drafter(self.path, llm) if self.pool.jump_forward and self.projector is None else None
+            jump = self.pool.jump_forward and self.projector is None
+            drafter = self.pool.drafter(self.path, llm) if jump else None
             try:
-                with _stopping_at(llm, deadline), _jump_forward(llm, drafter, steps):
+                with _stopping_at(llm, deadline), _jump_forward(llm, drafter, steps, greedy=params.temperature == 0,
+                                                                probe=self.pool.probe(self.path) if jump else None):
                     r = llm.create_chat_completion(
                         messages=sent,
                         temperature=params.temperature,

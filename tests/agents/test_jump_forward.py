@@ -163,6 +163,35 @@ def test_a_reply_the_grammar_forces_entirely_needs_no_decode_of_its_own(llms, sm
         engine.close()
 
 
+@pytest.mark.llama
+def test_greedy_tokens_take_the_grammar_lazily_with_the_same_text(llms, monkeypatch):
+    """Greedy, the serial path keeps the best token of the whole vocabulary when the
+    grammar accepts it and runs the chain (the grammar over every token) only when it does
+    not: the same tokens exactly (no draft here, so no step of several rows), and the
+    chain asked for few of them."""
+    import llama_cpp.llama_cpp as lc
+
+    monkeypatch.setattr(Drafter, "draft", lambda self, context: [])
+    chain_samples = 0
+    plain_sample = lc.llama_sampler_sample
+
+    def counting(*args):
+        nonlocal chain_samples
+        chain_samples += 1
+        return plain_sample(*args)
+
+    completion = 0
+    for name, messages in _conversations():
+        plain = llms[False].generate(messages, _params(name), CallContext("doctor", "lazy", 1))
+        monkeypatch.setattr(lc, "llama_sampler_sample", counting)
+        lazy = llms[True].generate(messages, _params(name), CallContext("doctor", "lazy", 1))
+        monkeypatch.setattr(lc, "llama_sampler_sample", plain_sample)
+        assert lazy.text == plain.text and lazy.completion_tokens == plain.completion_tokens, name
+        assert lazy.drafted_tokens == 0
+        completion += lazy.completion_tokens + 1  # and the end of generation
+    assert chain_samples < completion / 3, (chain_samples, completion)
+
+
 def test_lookup_proposes_what_followed_the_longest_recent_run():
     lk = Lookup([1, 2, 3, 4, 9, 2, 3, 5, 6, 7, 2, 3])
     # "2 3" last occurred before the end at index 5 (followed by 5 6 7); "1 2 3" never ends the list
@@ -174,12 +203,11 @@ def test_lookup_proposes_what_followed_the_longest_recent_run():
     assert Lookup([5, 1, 5]).propose(2) == [1, 5]
 
 
-def test_a_drafter_without_a_grammar_drafts_from_lookup_only():
+def test_a_reply_without_a_grammar_gets_no_draft():
+    """Free text: a lookup draft saved nothing over the patient's logged replies."""
     d = Drafter(None)
-    assert d.draft([7, 8, 9, 1, 7, 8]) == [9, 1, 7, 8]
-    assert d.draft([7, 8, 9, 1, 7, 8, 9]) == [1, 7, 8, 9]  # the context grew: the index follows
-    assert d.draft([3, 3]) == []  # a new call's context: a new index
-    assert d.proposed == 8
+    assert d.draft([7, 8, 9, 1, 7, 8]) == [] and d.proposed == 0
+    assert Drafter(object(), lambda: None).draft([7, 8, 9, 1, 7, 8]) == []  # a call with no grammar in its chain
 
 
 # -- the run spec's key and the flag reach the pools (no model loaded) --------------------
