@@ -14,7 +14,7 @@ from agents.image_file import read_image_bytes
 from game.view.render import INK, PAPER, TextCache, draw_box, fit_px, wrap, wrap_px
 
 __all__ = ["Screen", "ScreenStack", "TextBox", "MenuScreen", "MenuItem", "HelpScreen", "EndOfShiftScreen",
-           "ImageViewer", "PauseScreen", "as_rgb", "MAX_TEXT", "Placed", "load_study_image"]
+           "ImageViewer", "PauseScreen", "as_rgb", "MAX_TEXT", "Placed", "draw_placed", "load_study_image"]
 
 MAX_TEXT = 500
 
@@ -273,6 +273,14 @@ class MenuScreen(Screen):
 Placed = tuple[str, int, tuple[int, int, int], tuple[int, int]]  # text, font size, colour, where
 
 
+def draw_placed(screen: pygame.Surface, text: TextCache, rect: pygame.Rect, placed: Sequence[Placed], *,
+                border: tuple[int, int, int], radius: int, alpha: int) -> None:
+    """A box laid out by a screen's ``layout``: its paper, then each placed line."""
+    draw_box(screen, rect, PAPER, border, radius=radius, alpha=alpha)
+    for line, size, colour, at in placed:
+        screen.blit(text.render(line, size, colour), at)
+
+
 def _columns(heights: Sequence[int], n: int) -> list[list[int]]:
     """Blocks (in order) split into ``n`` columns of consecutive blocks, the tallest column
     as short as it can be (a handful of blocks: every split is tried)."""
@@ -372,10 +380,7 @@ class HelpScreen(Screen):
         return rect, placed
 
     def draw(self, screen: pygame.Surface) -> None:
-        rect, placed = self.layout(screen.get_size())
-        draw_box(screen, rect, PAPER, (255, 200, 60), radius=10, alpha=245)
-        for line, size, colour, at in placed:
-            screen.blit(self.text.render(line, size, colour), at)
+        draw_placed(screen, self.text, *self.layout(screen.get_size()), border=(255, 200, 60), radius=10, alpha=245)
 
 
 class EndOfShiftScreen(Screen):
@@ -447,11 +452,7 @@ class EndOfShiftScreen(Screen):
         return rect, placed
 
     def draw(self, screen: pygame.Surface) -> None:
-        rect, placed = self.layout(screen.get_size())
-        draw_box(screen, rect, PAPER, (90, 160, 255), radius=12, alpha=248)
-        for line, size, colour, at in placed:
-            screen.blit(self.text.render(line, size, colour), at)
-
+        draw_placed(screen, self.text, *self.layout(screen.get_size()), border=(90, 160, 255), radius=12, alpha=248)
 
 class PauseScreen(Screen):
     """A box over the map (``area``) that holds the game between two steps of a reader
@@ -485,10 +486,7 @@ class PauseScreen(Screen):
         return rect, placed
 
     def draw(self, screen: pygame.Surface) -> None:
-        rect, placed = self.layout(screen.get_size())
-        draw_box(screen, rect, PAPER, (90, 160, 255), radius=12, alpha=248)
-        for line, size, colour, at in placed:
-            screen.blit(self.text.render(line, size, colour), at)
+        draw_placed(screen, self.text, *self.layout(screen.get_size()), border=(90, 160, 255), radius=12, alpha=248)
 
 
 def as_rgb(img: pygame.Surface) -> pygame.Surface:
