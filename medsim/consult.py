@@ -16,6 +16,7 @@ from agents.events import (ConsultationFailed, ImageError, ImageNotRead, ImageRe
                            LLMRetry, MemoryLearned, MemoryRetrieved, PanelStep, PanelVote, PrematureDiagnosis,
                            Reasoning, ReplyRejected, RouteDecision, Scored, TurnLimitReached, Utterance)
 from agents.llm.llamacpp import LlamaPool
+from agents.llm.prompt_cache import default_prompt_cache
 from agents.provenance import run_provenance
 from agents.recall import case_key
 from agents.roles import flag_name, speaker_label
@@ -132,7 +133,7 @@ def run_consult(spec: RunSpec, *, unit_id: str | None, log: Path | None, command
         logger.error("no %s '%s' in %s (ids: %s%s)", suite.unit_name, unit_id, where, shown,
                      ", ..." if len(by_id) > 8 else "")
         return 2
-    pool = LlamaPool(jump_forward=spec.jump_forward)
+    pool = LlamaPool(jump_forward=spec.jump_forward, prompt_cache=default_prompt_cache())
     memory = None
     try:
         backends = Backends.for_run(spec, loaded, pool)

@@ -13,6 +13,7 @@ from agents.cases.registry import load_cases, resolve_case_path
 from agents.events import EventSink, READABLE_SCHEMAS, read_events
 from agents.llm.backend_kind import BackendKind
 from agents.llm.llamacpp import LlamaPool
+from agents.llm.prompt_cache import default_prompt_cache
 from agents.llm.schedule import ModelGate
 from agents.llm.replay import ReplayLLM
 from agents.participants import Participant, ReplayedParticipant, Switchable
@@ -320,7 +321,7 @@ def run_play(spec: RunSpec, args: Any) -> int:
     runner = InlineRunner() if headless_scripted else ThreadRunner(max(2, spec.world.doctors + 1), nice=10)
     # a core left for the view; a context per role and doctor: each consultation in flight keeps its cache
     pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1), slots=max(2, spec.world.doctors),
-                     jump_forward=spec.jump_forward)
+                     jump_forward=spec.jump_forward, prompt_cache=default_prompt_cache())
     map_path = Path(spec.world.map) if spec.world.map else default_map_path()
     try:
         with EventLog(log_path) as log:

@@ -17,6 +17,13 @@ REPO = Path(__file__).resolve().parent.parent
 AGENTCLINIC = REPO.parent / "shared" / "data" / "agentclinic" / "agentclinic_medqa.jsonl"
 
 
+@pytest.fixture(autouse=True)
+def _own_prompt_cache(tmp_path, monkeypatch):
+    """Each test's consult and play keep their prompt cache (agents.llm.prompt_cache) in
+    its own folder: nothing written to the user's cache, no test warmed by another."""
+    monkeypatch.setenv("MEDSIM_PROMPT_CACHE", str(tmp_path / "prompt-cache"))
+
+
 @pytest.fixture
 def agentclinic_path() -> Path:
     if not AGENTCLINIC.is_file():

@@ -24,6 +24,7 @@ import numpy as np
 
 from agents.llm.drafts import Drafter, GrammarProbe
 from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
+from agents.llm.prompt_cache import PromptCache
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
 __all__ = ["LlamaPool", "LlamaCppLLM"]
@@ -44,8 +45,13 @@ class LlamaPool:
     file (``models``), and one lock per file."""
 
     def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None, n_batch: int = 256, n_seq: int = 1,
-                 shapes: Mapping[str, tuple[int, int]] | None = None, slots: int = 1, jump_forward: bool = True):
+                 shapes: Mapping[str, tuple[int, int]] | None = None, slots: int = 1, jump_forward: bool = True,
+                 prompt_cache: PromptCache | None = None):
         self.n_ctx = n_ctx
+        # the heads of prompts (a role's system message) kept on disk across processes
+        # (agents.llm.prompt_cache): consult and play pass one, a benchmark does not
+        self.prompt_cache = prompt_cache
+        self._namespaces: dict[str, str] = {}
         # drafts evaluated with the token just sampled and kept as far as the sampler agrees
         # (agents.llm.drafts): several tokens of a structured reply per llama_decode
         self.jump_forward = jump_forward
@@ -137,6 +143,37 @@ class LlamaPool:
                                      **({"chat_handler": handler} if handler is not None else {}))
         except (ValueError, RuntimeError) as e:
             raise LLMError(f"cannot load {path}: {e}", backend="llama.cpp", transient=False) from e
+
+    def restore_head(self, path: str, llm: Any, messages: list[Any], prompt: Sequence[int]) -> int:
+        """With a prompt cache, before a call whose context holds less than its prompt's
+        head (the first message and the next one's opening): the cache's entry sharing
+        most of it is loaded, and a head no entry holds whole is evaluated on its own
+        and saved. Nothing when the head is short or the context holds it already.
+        Returns the tokens it evaluated."""
+        cache = self.prompt_cache
+        if cache is None or len(messages) < 2:
+            return 0
+        have = common_prefix(llm._input_ids[:llm.n_tokens], prompt[:-1])
+        if have >= len(prompt) - 1 - cache.min_tokens // 4:
+            return 0  # the context holds nearly all of it (a conversation going on)
+        renders = [self.prompt_tokens(llm, [messages[0], {"role": "user", "content": tag}])
+                   for tag in ("\u2460", "\u2461")]  # two openings of a second message: the head is what they share
+        head = list(prompt[:min(common_prefix(*renders), common_prefix(renders[0], prompt), len(prompt) - 1)])
+        if len(head) < cache.min_tokens or have >= len(head):
+            return 0
+        ns = self._namespaces.get(path)
+        if ns is None:
+            ns = self._namespaces[path] = cache.namespace(llm, path)
+        n, name = cache.best(ns, prompt)
+        if name is not None and n > have:
+            cache.load(llm, ns, name)
+        keep = common_prefix(llm._input_ids[:llm.n_tokens], head)
+        if keep >= len(head):
+            return 0
+        llm.n_tokens = keep
+        llm.eval(head[keep:])  # Llama.eval removes the cells past keep first
+        cache.save(llm, ns)
+        return len(head) - keep
 
     def probe(self, path: str) -> GrammarProbe | None:
         """The grammar probe of a model file whose context is loaded (None before)."""
@@ -375,6 +412,12 @@ class LlamaCppLLM:
                                         prompt=self.pool.prompt_tokens(llm, sent))
             if self.context == "swap":
                 self._swap_to(llm, ctx.role)
+            head_evaluated = 0  # prompt tokens the prompt cache's step evaluated (the head, on its own)
+            if self.pool.prompt_cache is not None and self.context == "per_role" and self.projector is None:
+                try:
+                    head_evaluated = self.pool.restore_head(self.path, llm, sent, self.pool.prompt_tokens(llm, sent))
+                except (ValueError, RuntimeError, OSError):
+                    pass  # the cache is an optimisation: the call evaluates its whole prompt as it would without
             before = list(llm._input_ids)
             t0 = time.perf_counter()
             deadline = _Deadline(params.timeout_s)
@@ -407,7 +450,7 @@ class LlamaCppLLM:
             # llama-cpp-python evaluates only the part of the prompt that differs from the
             # tokens already in the context (it re-evaluates at least one token).
             reused = common_prefix(before, after[:pt])
-            evaluated = max(1, pt - reused) if pt else 0
+            evaluated = max(1, pt - reused) + head_evaluated if pt else 0
         choice = r["choices"][0]
         return Output(
             text=choice["message"].get("content") or "",
