@@ -10,7 +10,9 @@ Each shift (seeds 0, 1, ...) runs in a process of its own, so one shift's model 
 caches do not help the next. ``--before DIR``: a checkout of other code (a ``git worktree``
 of the revision to compare with) plays each seed too, alternating with this one, so both
 run on the same machine in the same state; the table then gives both. Needs Xvfb (Debian:
-apt-get install xvfb) unless a DISPLAY is already set.
+apt-get install xvfb) unless a DISPLAY is already set. ``--prompt-cache cold`` (the
+default) gives each shift an empty prompt cache, as a first ``make run`` has; ``warm``
+plays each shift once to fill it, then measures it, as every later ``make run`` is.
 
 Goals (issue 27): the first judged diagnosis within 180 s of the window opening in at
 least 4 of 5 shifts and never later than 240 s; frame time p95 <= 16.7 ms while the model
@@ -26,6 +28,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,6 +69,10 @@ def one_shift(args: argparse.Namespace) -> dict:
     runner = ThreadRunner(max(2, args.doctors + 1), nice=args.nice)
     # as medsim play: a core for the view, and (where the code has it) a context per role and doctor
     slots = {"slots": max(2, args.doctors)} if "slots" in inspect.signature(LlamaPool).parameters else {}
+    if "prompt_cache" in inspect.signature(LlamaPool).parameters:  # as medsim play, where the code has one
+        from agents.llm.prompt_cache import default_prompt_cache
+
+        slots["prompt_cache"] = default_prompt_cache()
     pool = LlamaPool(n_threads=max(1, (os.cpu_count() or 2) - 1), **slots)
     player = PlayerIO()
     extra = {}
@@ -144,11 +151,11 @@ def one_shift(args: argparse.Namespace) -> dict:
     return out
 
 
-def _child(tree: Path, seed: int, args: argparse.Namespace) -> dict:
+def _child(tree: Path, seed: int, args: argparse.Namespace, cache: Path) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--shift", str(seed), "--seconds", str(args.seconds),
            "--doctors", str(args.doctors), "--patients", str(args.patients), "--speed", str(args.speed),
            "--llm", args.llm, "--nice", str(args.nice)] + (["--stop-at-first"] if args.stop_at_first else [])
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(os.environ, PYTHONPATH=str(tree), MEDSIM_PROMPT_CACHE=str(cache))
     p = subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, text=True)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if p.returncode or not lines:
@@ -196,6 +203,9 @@ def main() -> None:
     ap.add_argument("--stop-at-first", action="store_true", help="end each shift at its first judged diagnosis")
     ap.add_argument("--nice", type=int, default=10, help="model threads' priority below the window's (0: the same)")
     ap.add_argument("--before", type=Path, default=None, help="a checkout of the code to compare with")
+    ap.add_argument("--prompt-cache", choices=("cold", "warm"), default="cold",
+                    help="cold: each shift starts with an empty prompt cache (a first make run); warm: each shift is "
+                         "played once first to fill it, then measured (every later make run)")
     ap.add_argument("--shift", type=int, default=None, help=argparse.SUPPRESS)  # a child: one shift
     args = ap.parse_args()
     xvfb = _display()
@@ -206,13 +216,17 @@ def main() -> None:
             return
         print(f"display {os.environ.get('DISPLAY')}; model {args.llm}; {os.cpu_count()} cores; {args.shifts} shifts "
               f"of {args.doctors} doctors and {args.patients} patients at speed {args.speed}x, at most "
-              f"{args.seconds:.0f} s each", flush=True)
+              f"{args.seconds:.0f} s each; prompt cache {args.prompt_cache}", flush=True)
         trees = [("after (this checkout)", HERE)] + ([("before (" + str(args.before) + ")", args.before.resolve())]
                                                     if args.before else [])
         results: dict[str, list[dict]] = {label: [] for label, _ in trees}
+        caches = Path(tempfile.mkdtemp(prefix="live-play-cache-"))
         for seed in range(args.shifts):
             for label, tree in (trees if seed % 2 == 0 else trees[::-1]):  # alternate who goes first
-                r = _child(tree, seed, args)
+                cache = caches / f"{len(results[label])}-{label.split(' ')[0]}"  # a folder of its own
+                if args.prompt_cache == "warm":
+                    _child(tree, seed, args, cache)  # the same shift once, filling the cache
+                r = _child(tree, seed, args, cache)
                 results[label].append(r)
                 print(f"  {label.split(' ')[0]} seed {seed}: first {r.get('first_s')}", flush=True)
         for label, rs in results.items():
