@@ -407,19 +407,21 @@ class LlamaCppLLM:
         sent = [chat_message(m) if self.projector else text_message(m) for m in messages]
         with self.pool.lock_for(self.path):
             llm = self.pool.context(self.path, slot, params.seed, self.projector)
+            cached = self.pool.prompt_cache is not None and self.context == "per_role" and self.projector is None
+            prompt = (self.pool.prompt_tokens(llm, sent) if cached or (self.context == "per_role" and self.pool.slots > 1)
+                      else None)
             if self.context == "per_role" and self.pool.slots > 1:  # the context holding this conversation
-                llm = self.pool.context(self.path, slot, params.seed, self.projector,
-                                        prompt=self.pool.prompt_tokens(llm, sent))
+                llm = self.pool.context(self.path, slot, params.seed, self.projector, prompt=prompt)
             if self.context == "swap":
                 self._swap_to(llm, ctx.role)
+            t0 = time.perf_counter()
             head_evaluated = 0  # prompt tokens the prompt cache's step evaluated (the head, on its own)
-            if self.pool.prompt_cache is not None and self.context == "per_role" and self.projector is None:
+            if cached and prompt is not None:
                 try:
-                    head_evaluated = self.pool.restore_head(self.path, llm, sent, self.pool.prompt_tokens(llm, sent))
+                    head_evaluated = self.pool.restore_head(self.path, llm, sent, prompt)
                 except (ValueError, RuntimeError, OSError):
                     pass  # the cache is an optimisation: the call evaluates its whole prompt as it would without
             before = list(llm._input_ids)
-            t0 = time.perf_counter()
             deadline = _Deadline(params.timeout_s)
             steps = _Steps()
             jump = self.pool.jump_forward and self.projector is None
