@@ -162,8 +162,15 @@ class PromptCache:
         (the entry just written, ``keep``, stays whatever its size)."""
         entries = []
         for folder in (p for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else ():
-            for name, e in self._index(folder.name).items():
+            index = self._index(folder.name)
+            for name, e in index.items():
                 entries.append((e.get("used", 0.0), folder.name, name, int(e.get("bytes", 0))))
+            for orphan in folder.glob("*.state"):  # two processes wrote the index at once: one entry lost
+                try:
+                    if orphan.name not in index and time.time() - orphan.stat().st_mtime > 600:
+                        orphan.unlink()
+                except OSError:
+                    pass
         total = sum(b for *_, b in entries)
         for _, ns, name, size in sorted(entries):
             if total <= self.max_bytes:

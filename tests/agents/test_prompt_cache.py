@@ -146,3 +146,22 @@ def test_a_second_medsim_consult_loads_what_the_first_evaluated(smol, tmp_path, 
     assert list(tmp_path.joinpath("cache").rglob("*.state"))
     for role in ("doctor", "judge"):
         assert evaluated[1][role] < evaluated[0][role] / 2, (role, evaluated)
+
+
+@pytest.mark.llama
+def test_a_state_file_no_index_names_goes_once_it_is_old(smol, tmp_path):
+    """Two processes writing one index at once lose one's entry: its file is removed when
+    it is ten minutes old (a younger one may be another process's write in progress)."""
+    import os
+    import time
+
+    llm, pc = _process(smol, tmp_path)
+    llm.generate(_judge("a child with a barking cough"), P, CallContext("judge", "c"))
+    folder = next(p for p in tmp_path.iterdir() if p.is_dir())
+    old, young = folder / "lost.state", folder / "writing.state"
+    for f in (old, young):
+        f.write_bytes(b"x")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    llm2, _ = _process(smol, tmp_path)
+    llm2.generate(_judge("an old man with a tremor"), P, CallContext("judge", "c"))  # a save: the tidy runs
+    assert not old.exists() and young.exists()
