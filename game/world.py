@@ -510,8 +510,16 @@ class World:
         return self.rng.choice(cells) if cells else self.map.point("reception_desk").tile
 
     def _assign_doctors(self) -> None:
+        """A free doctor and a free room go to the first patient without them: one in the
+        waiting room (seated), or one just come in and checking in. A patient assigned at
+        check-in goes from the desk straight to the room, where the doctor is already on
+        the way; and the doctor's first turn, thought out from then on, has the check-in's
+        time too (a model's first call evaluates the whole system prompt: some 20 s on
+        the one core the window leaves it)."""
         for enc in self.encounters:
-            if enc.phase is not Phase.WAITING or enc.patient.moving:
+            if enc.doctor is not None or enc.phase not in (Phase.CHECKIN, Phase.CHECKIN_WAIT, Phase.WAITING):
+                continue
+            if enc.phase is Phase.WAITING and enc.patient.moving:
                 continue
             doctor = next((a for a in sorted(self.actors.values(), key=lambda a: a.id)
                            if a.role == "doctor" and a.case_id is None and not a.moving), None)
@@ -523,11 +531,20 @@ class World:
             enc.doctor, enc.room = doctor, room
             enc.doctor_seat = self.map.point(f"{room}_doctor").tile
             enc.patient_seat = self.map.point(f"{room}_patient").tile
-            enc.phase = Phase.GATHERING
             enc.started_t = self.t
             self._emit(EncounterStarted(doctor=doctor.id, patient=enc.patient.id, room=room), case_id=enc.case.id)
             self.walk(doctor, enc.doctor_seat, f"see {enc.patient.id} in {room}")
-            self.walk(enc.patient, enc.patient_seat, f"called to {room}")
+            if enc.phase is Phase.WAITING:
+                self._call_in(enc)
+            elif self._may_start_early(enc, "doctor"):  # still at the desk: the first turn starts now
+                self._open_consultation(enc)
+                self._next_doctor_call_early(enc)
+
+    def _call_in(self, enc: Encounter) -> None:
+        """The patient, assigned, walks to the room."""
+        assert enc.patient_seat is not None and enc.room is not None
+        enc.phase = Phase.GATHERING
+        self.walk(enc.patient, enc.patient_seat, f"called to {enc.room}")
 
     def _say(self, actor: Actor, text: str) -> float:
         c = self.config
@@ -597,9 +614,13 @@ class World:
             enc.timer = self.t + self.config.checkin_s
 
     def _on_checkin_wait(self, enc: Encounter) -> None:
-        if self.t >= enc.timer:
-            enc.phase = Phase.WAITING
-            self.walk(enc.patient, self._free_waiting_tile(enc.patient), "wait to be called")
+        if self.t < enc.timer:
+            return
+        if enc.doctor is not None:  # assigned at the desk: straight to the room
+            self._call_in(enc)
+            return
+        enc.phase = Phase.WAITING
+        self.walk(enc.patient, self._free_waiting_tile(enc.patient), "wait to be called")
 
     def _on_waiting(self, enc: Encounter) -> None:
         pass  # _assign_doctors calls the patient in

@@ -353,3 +353,37 @@ def test_a_call_started_early_is_named_beside_the_step_on_screen(tmp_path):
         assert "at_test" not in seen, seen  # the step on screen is the call: said once
     finally:
         runner.close()
+
+
+def test_a_patient_who_comes_in_while_a_doctor_is_free_is_assigned_at_the_desk(tmp_path):
+    """The first patient gets the free doctor and room as they come in: the doctor's first
+    turn starts while they check in (a cold first call has the check-in's time too), they
+    go from the desk straight to the room, and the log says so in order (the encounter
+    before any line of its consultation). A patient who comes in while every doctor is
+    busy waits in the waiting room, as before."""
+    cases, _ = load_cases("demo")
+    log_path = tmp_path / "shift.jsonl"
+    with EventLog(log_path) as log:
+        w = _world(load_map(small_hospital(tmp_path)), cases, ScriptedLLM({c.id: c for c in cases}),
+                   WorldConfig(doctors=1, patients=2, arrival_interval_s=1.0), log=log)
+        w.reset(0)
+        phases: dict[str, list[str]] = {}
+        opened_in: dict[str, str] = {}
+        while not w.done and w.t < 3600:
+            w.step(0.25)
+            for enc in w.encounters:
+                seen = phases.setdefault(enc.patient.id, [])
+                if not seen or seen[-1] != enc.phase.value:
+                    seen.append(enc.phase.value)
+                if enc.consultation is not None and enc.patient.id not in opened_in:
+                    opened_in[enc.patient.id] = enc.phase.value
+    assert w.done
+    assert opened_in["patient-1"] in ("checkin", "checkin_wait"), opened_in
+    assert "waiting" not in phases["patient-1"], phases["patient-1"]
+    assert phases["patient-1"][:3] == ["checkin", "checkin_wait", "gathering"], phases["patient-1"]
+    assert "waiting" in phases["patient-2"], phases["patient-2"]  # doctor-1 was busy
+    events = read_events(log_path)
+    first = next(e.get("case_id") for e in events if e.get("type") == "encounter_started")
+    started = next(i for i, e in enumerate(events) if e.get("type") == "encounter_started")
+    walking = ("spawned", "move", "arrived", "header")
+    assert all(e.get("case_id") != first for e in events[:started] if e.get("type") not in walking)
