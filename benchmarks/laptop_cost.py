@@ -13,7 +13,9 @@ Prints, per checkout:
   (jump-forward decoding, ``drafted_tokens`` of its ``llm_call`` events; a checkout that
   does not record it decodes one per step);
 - seconds per doctor turn (the consultation's doctor calls: the first, which evaluates
-  the system prompt, and the others);
+  the system prompt, and the others), the consultation run a second time too (a checkout
+  with a prompt cache finds there what the first run evaluated; each checkout's cache
+  starts empty);
 - cases per hour of ``medsim bench`` over the first ``--cases`` demo cases at
   ``--workers 1`` and at ``--workers 2`` (batched, the default with an in-process model);
 - closeness to the limit: the consultation's model time over (evaluated tokens / prompt
@@ -42,9 +44,13 @@ CONSULT = ["consult", "--cases", "demo", "--case", "demo-007", "--llm", "local",
 GREEDY = "".join(f"[roles.{r}]\ntemperature = 0.0\n" for r in ("doctor", "patient", "measurement", "judge"))
 
 
+CACHES = Path(tempfile.mkdtemp(prefix="laptop-cost-prompts-"))  # each tree's prompt cache, empty at the start
+
+
 def _run(tree: Path, argv: list[str], timeout: float | None = None) -> tuple[float, float, str]:
     """(wall seconds, peak RSS in GB, stdout) of ``python argv`` with the tree's code."""
-    env = dict(os.environ, PYTHONPATH=str(tree), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")
+    env = dict(os.environ, PYTHONPATH=str(tree), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
+               MEDSIM_PROMPT_CACHE=str(CACHES / tree.name))
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
         p = subprocess.Popen([sys.executable, *argv], cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -97,8 +103,8 @@ def _probe(tree: Path, *args: str) -> dict:
     return json.loads([ln for ln in text.splitlines() if ln.startswith("PROBE ")][-1][6:])
 
 
-def _consult(tree: Path, work: Path) -> dict:
-    log = work / f"consult-{tree.name}.jsonl"
+def _consult(tree: Path, work: Path, run: str = "") -> dict:
+    log = work / f"consult{run}-{tree.name}.jsonl"
     config = work / "greedy.toml"
     config.write_text(GREEDY, encoding="utf-8")
     wall, rss, _ = _run(tree, ["-m", "medsim", *CONSULT, "--config", str(config), "--log", str(log)])
@@ -142,7 +148,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="laptop-cost-"))
     res: dict[str, dict] = {label: {} for label, _ in trees}
     steps = [("speeds", lambda t: _probe(t, "speeds")), ("loads", lambda t: _probe(t, "loads")),
-             ("consult", lambda t: _consult(t, work)), ("shift_rss_gb", lambda t: _shift(t, work, args.shift_s)),
+             ("consult", lambda t: _consult(t, work)), ("consult_again", lambda t: _consult(t, work, "-again")),
+             ("shift_rss_gb", lambda t: _shift(t, work, args.shift_s)),
              ("cph_w1", lambda t: _bench(t, work, args.cases, 1)), ("cph_w2", lambda t: _bench(t, work, args.cases, 2))]
     for i, (name, fn) in enumerate(steps):
         for label, tree in (trees if i % 2 == 0 else trees[::-1]):
@@ -169,6 +176,10 @@ def main() -> None:
         lambda r: f"{r['consult']['doctor_tokens'] - r['consult']['doctor_drafted']} / {r['consult']['doctor_drafted']}")
     row("seconds per doctor turn (mean)", lambda r: f"{r['consult']['doctor_turn_s']:.2f}")
     row("  first turn / later turns", lambda r: f"{r['consult']['doctor_first_s']:.2f} / {r['consult']['doctor_later_s']:.2f}")
+    row("consult again (its prompt cache warm): wall (s)", lambda r: f"{r['consult_again']['wall_s']:.1f}")
+    row("  evaluated tokens; s per doctor turn (first / later)",
+        lambda r: f"{r['consult_again']['evaluated']}; {r['consult_again']['doctor_turn_s']:.2f} "
+                  f"({r['consult_again']['doctor_first_s']:.2f} / {r['consult_again']['doctor_later_s']:.2f})")
     row(f"cases per hour, --workers 1 ({args.cases} cases)", lambda r: f"{r['cph_w1']:.1f}")
     row(f"cases per hour, --workers 2, batched ({args.cases} cases)", lambda r: f"{r['cph_w2']:.1f}")
 
