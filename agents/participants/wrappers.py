@@ -5,8 +5,8 @@
   corrective instruction (another seed, a hotter sample), a bounded number of times,
   after which :class:`RoleFailure` ends the consultation as *failed*.
 - :class:`Hinted`: the technician is shown the case records matching each order; a
-  reply that ignores them is rejected (by :class:`Guarded`), and if it still ignores
-  them the records are reported verbatim (a recorded fallback).
+  reply that ignores them is rejected (by :class:`Guarded`), and if its retries end on
+  any problem the records are reported verbatim (a recorded fallback).
 """
 from __future__ import annotations
 
@@ -125,8 +125,9 @@ class Hinted:
         try:
             return self.inner.act(told)
         except RoleFailure as e:
-            if e.problem != "ignored_records":
-                raise
+            # whatever the last draft's problem (records ignored, then the prompt said back
+            # under a "Patient:" label once corrected), the records that answer the order are
+            # known: they are the reply, marked as a fallback, and the consultation goes on
             reply = "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)
             self.sink.emit(FallbackReply(role=self.role, turn=obs.turn, reason=str(e), text=reply))
             return Turn(text=reply, source="fallback")

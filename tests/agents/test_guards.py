@@ -154,6 +154,24 @@ def test_technician_ignoring_matching_records_is_retried_then_falls_back(demo):
     assert not of(events2, "reply_rejected") and not of(events2, "fallback_reply")
 
 
+def test_technician_breaking_its_role_once_corrected_still_reports_the_records(demo):
+    """Seen with the embedded model on AgentClinic cases: the records ignored, then, told to
+    report them, the prompt said back under a "Patient:" label. The records are known: they
+    are the reply (a recorded fallback), and the consultation goes on instead of failing."""
+    said_back = "RESULTS: report the results\n\nPatient: 35-year-old male\nThe doctor orders: Blood pressure"
+    llm = Script(ScriptedLLM(demo), measurement=["RESULTS: not available", said_back])
+    row, events = consult(demo["demo-001"], roles(llm))
+    assert [e["problem"] for e in of(events, "reply_rejected", role="measurement")][:2] == ["ignored_records", "role_break"]
+    fb = of(events, "fallback_reply", role="measurement")
+    assert fb and "role_break" in fb[0]["reason"]
+    from agents.participants.wrappers import order_hits
+
+    result = of(events, "test_result")[0]
+    hits = order_hits(demo["demo-001"], result["test"])
+    assert hits and result["result"] == fb[0]["text"] == "RESULTS: " + "; ".join(f"{p}: {v}" for p, v in hits)
+    assert row["status"] == "diagnosed"
+
+
 def test_a_diagnosis_must_be_a_condition_name(demo):
     """Sentences and symptom lists the embedded model wrote as 'diagnoses' are asked
     again; a condition name goes through."""
