@@ -97,10 +97,14 @@ def one_shift(args: argparse.Namespace) -> dict:
         activity = getattr(world, "activity", None)  # the panel's activity row, where the code has one
         doing: dict[str, str | None] = {}
         last_news, news_gap = last_new, 0.0
+        gap_where: dict = {}  # the longest gap: when it began, and the activity rows shown all along it
 
         def news(at: float) -> None:  # a new line or activity row: the wait before it, once a consultation began
             nonlocal last_news, news_gap
-            news_gap, last_news = max(news_gap, at - last_news) if started else news_gap, at
+            if started and at - last_news > news_gap:
+                news_gap = at - last_news
+                gap_where.update(from_s=round(last_news - t_open, 1), rows=sorted(w for w in doing.values() if w))
+            last_news = at
 
         first = None
         while time.perf_counter() - t_open < args.seconds and not world.done:
@@ -141,7 +145,7 @@ def one_shift(args: argparse.Namespace) -> dict:
         s = world.stats()
         out.update(first_s=first, consult_s=took, frames_busy=len(busy), p95_busy_ms=pct(busy, 0.95),
                    p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet,
-                   news_gap_s=news_gap if activity else None,
+                   news_gap_s=news_gap if activity else None, news_gap_at=gap_where if activity else None,
                    wall_s=time.perf_counter() - t_open, seen=s["seen"], patients=s["patients"])
     finally:
         player.close()
@@ -179,6 +183,11 @@ def _table(label: str, rs: list[dict]) -> None:
         news = f"{r['news_gap_s']:.1f} s" if r.get("news_gap_s") is not None else "-"
         print(f"  {r['seed']:>4}  {f:>15}  {c:<24}  {r['p95_busy_ms']:>11.1f} ms  {r['quiet_max_s']:>7.1f} s  "
               f"{news:>8}  {r['seen']}/{r['patients']}")
+    for r in ok:  # where each shift's longest gap fell, and what the panel said all along it
+        where = r.get("news_gap_at")
+        if where:
+            print(f"  seed {r['seed']}: news gap of {r['news_gap_s']:.1f} s from {where['from_s']:.1f} s; "
+                  f"rows shown: {'; '.join(where['rows']) or 'none'}")
     if got:
         print(f"  first diagnosis: median {statistics.median(got):.1f} s, min {min(got):.1f}, max {max(got):.1f}; "
               f"within 180 s in {sum(f <= 180 for f in got)}/{len(firsts)}, later than 240 s or none in "

@@ -203,14 +203,14 @@ def test_the_shift_summary_is_the_bench_summary(tmp_path):
     cases, _ = load_cases("demo")
     inner = ScriptedLLM({c.id: c for c in cases})
 
-    class RefusingTechnician:  # (a grounded patient never fails: it gives the case's facts)
-        name = "refusing"
+    class RefusingDoctor:  # (a grounded patient never fails: it gives the case's facts; nor does
+        name = "refusing"  # a technician shown records: they are its fallback)
 
         def generate(self, messages, params, ctx):
-            if ctx.role == "measurement" and ctx.case_id == w.cases[w._case_order[0]].id:
+            if ctx.role == "doctor" and ctx.case_id == w.cases[w._case_order[0]].id:
                 return Output("As an AI, I cannot answer that.", self.name)
             return inner.generate(messages, params, ctx)
-    w = _world(load_map(small_hospital(tmp_path)), cases, RefusingTechnician(), WorldConfig(doctors=2, patients=3))
+    w = _world(load_map(small_hospital(tmp_path)), cases, RefusingDoctor(), WorldConfig(doctors=2, patients=3))
     w.reset(0)
     w.run(dt=0.25, max_sim_s=20000)
     s = w.stats()
