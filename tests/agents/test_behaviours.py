@@ -142,7 +142,12 @@ def test_a_scripted_fabricating_patient_records_what_it_invents_and_it_is_scored
 
 def test_invented_symptoms_are_seeded_plausible_and_a_caregiver_reports_only_what_can_be_seen():
     case = CASES["demo-001"]
-    assert invented_facts(case, 2, seed=0) == invented_facts(case, 2, seed=0)
+    import random
+
+    random.seed(1)
+    first = invented_facts(case, 2, seed=0)
+    random.seed(2)  # the seed argument alone decides, not the process's random state
+    assert len(first) == 2 and invented_facts(case, 2, seed=0) == first
     assert len({invented_facts(case, 3, seed=s) for s in range(6)}) > 1
     assert invented_facts(case, 0) == ()
     child = CASES["demo-017"]
