@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,13 +45,11 @@ CONSULT = ["consult", "--cases", "demo", "--case", "demo-007", "--llm", "local",
 GREEDY = "".join(f"[roles.{r}]\ntemperature = 0.0\n" for r in ("doctor", "patient", "measurement", "judge"))
 
 
-CACHES = Path(tempfile.mkdtemp(prefix="laptop-cost-prompts-"))  # each tree's prompt cache, empty at the start
-
-
-def _run(tree: Path, argv: list[str], timeout: float | None = None) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in GB, stdout) of ``python argv`` with the tree's code."""
+def _run(tree: Path, argv: list[str], work: Path, timeout: float | None = None) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in GB, stdout) of ``python argv`` with the tree's code and
+    the tree's own prompt cache (under ``work``, empty at the start)."""
     env = dict(os.environ, PYTHONPATH=str(tree), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
-               MEDSIM_PROMPT_CACHE=str(CACHES / tree.name))
+               MEDSIM_PROMPT_CACHE=str(work / "prompts" / tree.name))
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
         p = subprocess.Popen([sys.executable, *argv], cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -98,8 +97,8 @@ elif what == "speeds":  # prompt and generation speed of the embedded model, 2 t
 '''
 
 
-def _probe(tree: Path, *args: str) -> dict:
-    _, _, text = _run(tree, ["-c", _PROBE, *args])
+def _probe(tree: Path, work: Path, *args: str) -> dict:
+    _, _, text = _run(tree, ["-c", _PROBE, *args], work)
     return json.loads([ln for ln in text.splitlines() if ln.startswith("PROBE ")][-1][6:])
 
 
@@ -107,7 +106,7 @@ def _consult(tree: Path, work: Path, run: str = "") -> dict:
     log = work / f"consult{run}-{tree.name}.jsonl"
     config = work / "greedy.toml"
     config.write_text(GREEDY, encoding="utf-8")
-    wall, rss, _ = _run(tree, ["-m", "medsim", *CONSULT, "--config", str(config), "--log", str(log)])
+    wall, rss, _ = _run(tree, ["-m", "medsim", *CONSULT, "--config", str(config), "--log", str(log)], work)
     from agents.events import read_events  # this checkout's reader: the log format is shared
 
     calls = [e for e in read_events(log) if e.get("type") == "llm_call"]
@@ -127,14 +126,14 @@ def _consult(tree: Path, work: Path, run: str = "") -> dict:
 def _shift(tree: Path, work: Path, seconds: float) -> float:
     frames = int(seconds * 60)  # the window runs at most 60 frames a second
     _, rss, _ = _run(tree, ["-m", "medsim", "play", "--cases", "demo", "--llm", "local", "--headless",
-                            "--frames", str(frames), "--log", str(work / f"shift-{tree.name}.jsonl")])
+                            "--frames", str(frames), "--log", str(work / f"shift-{tree.name}.jsonl")], work)
     return rss
 
 
 def _bench(tree: Path, work: Path, cases: int, workers: int) -> float:
     out = work / f"bench-{tree.name}-w{workers}"
     wall, _, _ = _run(tree, ["-m", "medsim", "bench", "--cases", "demo", "--limit", str(cases), "--llm", "local",
-                             "--max-turns", "6", "--workers", str(workers), "--out", str(out)])
+                             "--max-turns", "6", "--workers", str(workers), "--out", str(out)], work)
     return cases / wall * 3600
 
 
@@ -147,14 +146,17 @@ def main() -> None:
     trees = [("after", HERE)] + ([("before", args.before.resolve())] if args.before else [])
     work = Path(tempfile.mkdtemp(prefix="laptop-cost-"))
     res: dict[str, dict] = {label: {} for label, _ in trees}
-    steps = [("speeds", lambda t: _probe(t, "speeds")), ("loads", lambda t: _probe(t, "loads")),
+    steps = [("speeds", lambda t: _probe(t, work, "speeds")), ("loads", lambda t: _probe(t, work, "loads")),
              ("consult", lambda t: _consult(t, work)), ("consult_again", lambda t: _consult(t, work, "-again")),
              ("shift_rss_gb", lambda t: _shift(t, work, args.shift_s)),
              ("cph_w1", lambda t: _bench(t, work, args.cases, 1)), ("cph_w2", lambda t: _bench(t, work, args.cases, 2))]
-    for i, (name, fn) in enumerate(steps):
-        for label, tree in (trees if i % 2 == 0 else trees[::-1]):
-            print(f"  {name} {label} ...", file=sys.stderr, flush=True)
-            res[label][name] = fn(tree)
+    try:
+        for i, (name, fn) in enumerate(steps):
+            for label, tree in (trees if i % 2 == 0 else trees[::-1]):
+                print(f"  {name} {label} ...", file=sys.stderr, flush=True)
+                res[label][name] = fn(tree)
+    finally:  # the logs stay in work; the prompt caches (hundreds of MB) go
+        shutil.rmtree(work / "prompts", ignore_errors=True)
     print(f"\n{os.cpu_count()} cores; embedded model; consult: medsim {' '.join(CONSULT)} (greedy)")
     cols = [label for label, _ in trees]
     rows = []

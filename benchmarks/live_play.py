@@ -230,14 +230,17 @@ def main() -> None:
                                                     if args.before else [])
         results: dict[str, list[dict]] = {label: [] for label, _ in trees}
         caches = Path(tempfile.mkdtemp(prefix="live-play-cache-"))
-        for seed in range(args.shifts):
-            for label, tree in (trees if seed % 2 == 0 else trees[::-1]):  # alternate who goes first
-                cache = caches / f"{len(results[label])}-{label.split(' ')[0]}"  # a folder of its own
-                if args.prompt_cache == "warm":
-                    _child(tree, seed, args, cache)  # the same shift once, filling the cache
-                r = _child(tree, seed, args, cache)
-                results[label].append(r)
-                print(f"  {label.split(' ')[0]} seed {seed}: first {r.get('first_s')}", flush=True)
+        try:
+            for seed in range(args.shifts):
+                for label, tree in (trees if seed % 2 == 0 else trees[::-1]):  # alternate who goes first
+                    cache = caches / f"{len(results[label])}-{label.split(' ')[0]}"  # a folder of its own
+                    if args.prompt_cache == "warm":
+                        _child(tree, seed, args, cache)  # the same shift once, filling the cache
+                    r = _child(tree, seed, args, cache)
+                    results[label].append(r)
+                    print(f"  {label.split(' ')[0]} seed {seed}: first {r.get('first_s')}", flush=True)
+        finally:  # the shifts' prompt caches: some 50 MB a shift
+            shutil.rmtree(caches, ignore_errors=True)
         for label, rs in results.items():
             _table(label, rs)
     finally:
