@@ -1,8 +1,10 @@
 """The live hospital with the embedded model, as `make run` shows it, under a real X
 display (Xvfb), over several shifts: the time to the first judged diagnosis, the time
 each consultation takes, the frame time while model calls run, and the longest wait with
-nothing new in the dialogue panel: no new line ("quiet max"), and no new line nor a new
-activity row, the panel's "who walks where, who is thinking" ("news gap").
+nothing new in the dialogue panel: no new line ("quiet max"); no new line nor a new
+activity row, the panel's "who walks where, who is thinking" and how far its model call
+has got ("news gap"); and the same leaving the model call's progress aside ("step gap":
+a new line or a new step only).
 
     .venv/bin/python benchmarks/live_play.py [--shifts 5] [--seconds 300] [--before DIR]
 
@@ -96,7 +98,11 @@ def one_shift(args: argparse.Namespace) -> dict:
         quiet = 0.0
         activity = getattr(world, "activity", None)  # the panel's activity row, where the code has one
         doing: dict[str, str | None] = {}
+        # the panel's rows with and (where the code reports it) without a model call's progress
+        stepwise = activity is not None and "progress" in inspect.signature(activity).parameters
+        steps: dict[str, str | None] = {}
         last_news, news_gap = last_new, 0.0
+        last_step, step_gap = last_new, 0.0
         gap_where: dict = {}  # the longest gap: when it began, and the activity rows shown all along it
 
         def news(at: float) -> None:  # a new line or activity row: the wait before it, once a consultation began
@@ -105,6 +111,12 @@ def one_shift(args: argparse.Namespace) -> dict:
                 news_gap = at - last_news
                 gap_where.update(from_s=round(last_news - t_open, 1), rows=sorted(w for w in doing.values() if w))
             last_news = at
+
+        def step_news(at: float) -> None:  # a new line or a new step (progress reports aside)
+            nonlocal last_step, step_gap
+            if started:
+                step_gap = max(step_gap, at - last_step)
+            last_step = at
 
         first = None
         while time.perf_counter() - t_open < args.seconds and not world.done:
@@ -131,11 +143,16 @@ def one_shift(args: argparse.Namespace) -> dict:
                 said[a.id] = a.speech
             if last_new == now:
                 news(now)
+                step_news(now)
             for e in world.encounters if activity else ():  # or a new activity row (who walks, who thinks)
                 what = activity(e) if e.sink is not None else None
                 if what and doing.get(e.case.id) != what:
                     news(now)
                 doing[e.case.id] = what
+                step = (activity(e, progress=False) if stepwise else what) if e.sink is not None else None
+                if step and steps.get(e.case.id) != step:
+                    step_news(now)
+                steps[e.case.id] = step
             if first is None and world.finished:
                 first = now - t_open
                 print(f"  seed {args.shift}: first judged diagnosis after {first:.1f} s "
@@ -146,6 +163,7 @@ def one_shift(args: argparse.Namespace) -> dict:
         out.update(first_s=first, consult_s=took, frames_busy=len(busy), p95_busy_ms=pct(busy, 0.95),
                    p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet,
                    news_gap_s=news_gap if activity else None, news_gap_at=gap_where if activity else None,
+                   step_gap_s=step_gap if activity else None,
                    wall_s=time.perf_counter() - t_open, seen=s["seen"], patients=s["patients"])
     finally:
         player.close()
@@ -173,7 +191,7 @@ def _table(label: str, rs: list[dict]) -> None:
     got = [f for f in firsts if f is not None]
     consult = [c for r in ok for c in r["consult_s"]]
     print(f"\n{label}: {len(rs)} shifts ({len(rs) - len(ok)} failed to run)")
-    print("  seed  first diagnosis  consultations (s)         frame p95 busy  quiet max  news gap  seen")
+    print("  seed  first diagnosis  consultations (s)         frame p95 busy  quiet max  news gap  step gap  seen")
     for r in rs:
         if "error" in r:
             print(f"  {r['seed']:>4}  {r['error']}")
@@ -181,8 +199,9 @@ def _table(label: str, rs: list[dict]) -> None:
         f = f"{r['first_s']:.1f} s" if r["first_s"] is not None else "none"
         c = ", ".join(f"{x:.0f}" for x in r["consult_s"]) or "-"
         news = f"{r['news_gap_s']:.1f} s" if r.get("news_gap_s") is not None else "-"
+        step = f"{r['step_gap_s']:.1f} s" if r.get("step_gap_s") is not None else "-"
         print(f"  {r['seed']:>4}  {f:>15}  {c:<24}  {r['p95_busy_ms']:>11.1f} ms  {r['quiet_max_s']:>7.1f} s  "
-              f"{news:>8}  {r['seen']}/{r['patients']}")
+              f"{news:>8}  {step:>8}  {r['seen']}/{r['patients']}")
     for r in ok:  # where each shift's longest gap fell, and what the panel said all along it
         where = r.get("news_gap_at")
         if where:

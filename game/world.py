@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 from agents.cases.model import Case
 from agents.consultation import Consultation, ConsultationConfig
 from agents.events import Event, EventSink, Utterance
+from agents.llm.progress import CallWatch, watched
 from agents.participants import CastBuilder, HumanParticipant, Switchable
 from agents.results import case_row, summarise
 from agents.consultation import TECHNICIAN
@@ -168,6 +169,7 @@ class Encounter:
     ahead: Phase | None = None  # the phase whose model call was started while the last step still showed
     started_t: float | None = None  # sim time the doctor was assigned
     judged_t: float | None = None  # sim time the verdict came
+    watch: CallWatch = field(default_factory=CallWatch)  # its model call as it goes (in line, reading, writing)
 
 
 class World:
@@ -290,11 +292,12 @@ class World:
         c = self.controlled
         return c is not None and self.actor_for(case_id, role) == c
 
-    def activity(self, enc: Encounter) -> str | None:
+    def activity(self, enc: Encounter, *, progress: bool = True) -> str | None:
         """What the consultation is doing while none of its lines is being said: who walks
         where, who the model is answering for (a call started early is named beside the
         step on screen). None while a line shows and nothing runs behind it. Read from the
-        encounter's phase and its model call; nothing is invented."""
+        encounter's phase and its model call; nothing is invented. ``progress``: with how
+        far its model call has got (:meth:`call_progress`)."""
         doc = enc.doctor.id if enc.doctor else "the doctor"
         pid, room = enc.patient.id, (enc.room or "the room").replace("_", " ")
         test, tech = enc.order or "the test", (enc.technician.id if enc.technician else "the technician")
@@ -319,7 +322,39 @@ class World:
                   Phase.AT_TEST: "the result is being read", Phase.JUDGING: judging}
         if enc.ahead in behind and enc.ahead is not enc.phase and enc.task is not None and not enc.task.done():
             now = f"{now}; {behind[enc.ahead]}" if now else behind[enc.ahead]
-        return now or None
+        how = self.call_progress(enc) if progress and now else None
+        return f"{now}: {how}" if how else now or None
+
+    def call_progress(self, enc: Encounter) -> str | None:
+        """How far the encounter's model call running now has got, as its backend reports
+        it (an in-process model: :mod:`agents.llm.progress`): in line behind another call
+        (named), reading its prompt (tokens done of those to read), writing (tokens so
+        far); "call 2" for the second call of the step (a guard that asked again, a panel's
+        next member). Token counts only, never the text: a reply
+        a guard refuses is never shown. None when nothing is reported."""
+        if enc.task is None or enc.task.done():
+            return None
+        w = enc.watch.snapshot()
+        again = f" (call {w['calls']})" if w["calls"] > 1 else ""
+        if w["state"] == "waiting":
+            h = w["holder"]
+            if h is None or h.case_id == enc.case.id:
+                return "in line for the model"
+            return f"in line for the model, which {self._who(h)}"
+        if w["state"] == "reading" and w["total"]:
+            return f"reading {w['done']} of {w['total']} tokens{again}"
+        if w["state"] == "writing":
+            return f"writing, {w['tokens']} tokens{again}"
+        return None
+
+    def _who(self, ctx: Any) -> str:
+        """The call that has the model, as the panel names it."""
+        actor = self.actor_for(ctx.case_id, ctx.role)
+        if actor is not None:
+            return f"answers for {actor}"
+        patient = self.actor_for(ctx.case_id, "patient")
+        role = "the judge" if ctx.role == "judge" else f"the {ctx.role}"
+        return f"{role} has for {patient}'s case" if patient else f"{role} has"
 
     def take_control(self, actor_id: str) -> None:
         """A person takes an agent over: its next turn (in any consultation) is theirs."""
@@ -559,7 +594,7 @@ class World:
 
     def _submit(self, enc: Encounter, fn: Callable[[], Any], thinker: Actor) -> None:
         thinker.state = "thinking"
-        enc.task = self.runner.submit(fn)
+        enc.task = self.runner.submit(watched(enc.watch, fn))
         enc.task_started = self.t
 
     # A model call starts as soon as what it answers is known, while the world still shows
@@ -574,7 +609,7 @@ class World:
         enc.ahead = phase
         if enc.sink is not None:
             enc.sink.held = []
-        enc.task = self.runner.submit(fn)
+        enc.task = self.runner.submit(watched(enc.watch, fn))
         enc.task_started = self.t
 
     def _next_doctor_call_early(self, enc: Encounter) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from agents.llm import progress
 from agents.llm.drafts import Drafter, GrammarProbe
 from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
 from agents.llm.prompt_cache import PromptCache
@@ -275,6 +276,37 @@ def _chain_grammar(llm: Any) -> Any:
     return None
 
 
+# A watched call (agents.llm.progress: the live hospital) evaluates a long prompt in pieces
+# of this many tokens and says how far it got after each: about 2 s apart on the one core
+# the window leaves the model. The reply is the same (each piece extends the KV cache as
+# one long evaluation would; only the last token's logits are read).
+PROGRESS_CHUNK = 64
+
+
+@contextmanager
+def _reporting(llm: Any) -> Iterator[None]:
+    """While a watch follows the calling thread: ``llm``'s prompt evaluations in pieces,
+    each reported. Nothing changes for an unwatched call."""
+    if progress.watching() is None:
+        yield
+        return
+    plain_eval = llm.eval
+
+    def eval(tokens: Sequence[int]) -> None:  # noqa: A001 - Llama's method name
+        if len(tokens) <= PROGRESS_CHUNK:
+            return plain_eval(tokens)
+        for i in range(0, len(tokens), PROGRESS_CHUNK):
+            plain_eval(tokens[i:i + PROGRESS_CHUNK])
+            progress.reading(min(len(tokens), i + PROGRESS_CHUNK), len(tokens))
+        return None
+
+    llm.eval = eval
+    try:
+        yield
+    finally:
+        del llm.eval
+
+
 class _Steps:
     """What one call decoded: ``evals`` (llama_decode calls of Llama.eval) and
     ``samples`` (tokens sampled); ``samples - evals`` tokens came from kept drafts.
@@ -334,6 +366,7 @@ def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, *, greedy: b
 
     def sample(*args: Any, idx: int | None = None, **kwargs: Any) -> int:
         steps.samples += 1
+        progress.writing(steps.samples)
         grammar = _chain_grammar(llm) if greedy and probe is not None else None
         if grammar is not None:
             ridx = idx - llm.n_tokens if idx is not None else -1
@@ -345,6 +378,7 @@ def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, *, greedy: b
             steps.grammar_full += 1
         return plain_sample(*args, idx=idx, **kwargs)
 
+    own = {k: llm.__dict__[k] for k in ("eval", "sample") if k in llm.__dict__}  # a wrapper already there (_reporting)
     llm.eval, llm.sample = eval, sample
     if drafter is not None:
         llm.draft_model = draft_model
@@ -352,6 +386,7 @@ def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, *, greedy: b
         yield
     finally:
         del llm.eval, llm.sample
+        llm.__dict__.update(own)
         llm.draft_model = None
 
 
@@ -416,31 +451,36 @@ class LlamaCppLLM:
                 self._swap_to(llm, ctx.role)
             t0 = time.perf_counter()
             head_evaluated = 0  # prompt tokens the prompt cache's step evaluated (the head, on its own)
-            if cached and prompt is not None:
-                try:
-                    head_evaluated = self.pool.restore_head(self.path, llm, sent, prompt)
-                except (ValueError, RuntimeError, OSError):
-                    pass  # the cache is an optimisation: the call evaluates its whole prompt as it would without
-            before = list(llm._input_ids)
-            deadline = _Deadline(params.timeout_s)
-            steps = _Steps()
-            jump = self.pool.jump_forward and self.projector is None
-            drafter = self.pool.drafter(self.path, llm) if jump else None
+            progress.running(ctx)  # a watcher (the live hospital) sees it read, then write
             try:
-                with _stopping_at(llm, deadline), _jump_forward(llm, drafter, steps, greedy=params.temperature == 0,
-                                                                probe=self.pool.probe(self.path) if jump else None):
-                    r = llm.create_chat_completion(
-                        messages=sent,
-                        temperature=params.temperature,
-                        max_tokens=params.max_tokens,
-                        stop=list(params.stop) or None,
-                        seed=params.seed,
-                        # a JSON schema becomes a llama.cpp grammar: the reply cannot leave it
-                        response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
-                                         if params.response_schema else None),
-                    )
-            except ValueError as e:  # e.g. prompt longer than the context window
-                raise LLMError(str(e), backend=self.name, transient=False) from e
+                with _reporting(llm):
+                    if cached and prompt is not None:
+                        try:
+                            head_evaluated = self.pool.restore_head(self.path, llm, sent, prompt)
+                        except (ValueError, RuntimeError, OSError):
+                            pass  # the cache is an optimisation: the call evaluates its whole prompt as it would without
+                    before = list(llm._input_ids)
+                    deadline = _Deadline(params.timeout_s)
+                    steps = _Steps()
+                    jump = self.pool.jump_forward and self.projector is None
+                    drafter = self.pool.drafter(self.path, llm) if jump else None
+                    try:
+                        with _stopping_at(llm, deadline), _jump_forward(llm, drafter, steps, greedy=params.temperature == 0,
+                                                                        probe=self.pool.probe(self.path) if jump else None):
+                            r = llm.create_chat_completion(
+                                messages=sent,
+                                temperature=params.temperature,
+                                max_tokens=params.max_tokens,
+                                stop=list(params.stop) or None,
+                                seed=params.seed,
+                                # a JSON schema becomes a llama.cpp grammar: the reply cannot leave it
+                                response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
+                                                 if params.response_schema else None),
+                            )
+                    except ValueError as e:  # e.g. prompt longer than the context window
+                        raise LLMError(str(e), backend=self.name, transient=False) from e
+            finally:
+                progress.ended()
             latency = time.perf_counter() - t0
             if deadline.hit:
                 done = int((r.get("usage") or {}).get("completion_tokens", 0))

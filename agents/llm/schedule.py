@@ -20,6 +20,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
+from agents.llm import progress
 from agents.llm.base import LLM, CallContext, GenerateParams, Message, Output
 
 __all__ = ["ModelGate", "Gated"]
@@ -44,6 +45,7 @@ class ModelGate:
         self._last: dict[str, float] = {}  # case -> when its last call ended
         self._done: dict[str, tuple[int, int]] = {}  # case -> (its latest turn, calls served in that turn)
         self.served: list[tuple[str, str, int]] = []
+        self.holder: CallContext | None = None  # the call that has the model now
 
     def _rank(self, case: str, turn: int) -> tuple[int, int, int]:
         """Higher goes first: a later turn, more calls made in it, then the earlier case."""
@@ -76,7 +78,7 @@ class ModelGate:
                     self._cv.wait(self.poll_s)
             finally:
                 del self._waiting[ticket]
-            self._busy = True
+            self._busy, self.holder = True, ctx
             self.served.append((ctx.case_id, ctx.role, ctx.turn))
             last_turn, calls = self._done.get(ctx.case_id, (ctx.turn, 0))
             self._done[ctx.case_id] = (ctx.turn, calls + 1 if last_turn == ctx.turn else 1)
@@ -84,7 +86,7 @@ class ModelGate:
             yield
         finally:
             with self._cv:
-                self._busy = False
+                self._busy, self.holder = False, None
                 self._last[ctx.case_id] = self.clock()
                 self._cv.notify_all()
 
@@ -103,5 +105,10 @@ class Gated:
         return getattr(self.inner, item)
 
     def generate(self, messages: Sequence[Message], params: GenerateParams, ctx: CallContext) -> Output:
-        with self.gate.turn(ctx):
-            return self.inner.generate(messages, params, ctx)
+        progress.waiting(ctx, lambda: self.gate.holder)  # a watcher sees who has the model meanwhile
+        try:
+            with self.gate.turn(ctx):
+                progress.granted()
+                return self.inner.generate(messages, params, ctx)
+        finally:
+            progress.ended()

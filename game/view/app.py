@@ -812,17 +812,19 @@ class SimulationScreen(Screen):
         return f"{enc.case.id}: {enc.case.demographics}", items
 
     def _status(self) -> str:
-        """The panel's consultation's activity (``World.activity``) with the seconds it has
-        lasted on this screen; "" when a line of it is being said."""
+        """The panel's consultation's activity (``World.activity``, with its model call's
+        progress) and the seconds its step has lasted on this screen; "" when a line of it
+        is being said."""
         enc = getattr(self, "_panel_enc", None)
-        now = self.world.activity(enc) if enc is not None else None
-        if not now:
+        step = self.world.activity(enc, progress=False) if enc is not None else None
+        if not step:
             self._status_since = None
             return ""
         since = self._status_since
-        if since is None or since[0] != now:
-            self._status_since = since = (now, time.monotonic())
+        if since is None or since[0] != step:  # the seconds count the step, not each progress report
+            self._status_since = since = (step, time.monotonic())
         waited = int(time.monotonic() - since[1])
+        now = self.world.activity(enc) or step
         return f"… {now}" + (f" ({waited} s)" if waited >= 2 else "")
 
     def _panel_header(self) -> tuple[str, str, tuple[int, int, int]]:
@@ -893,7 +895,8 @@ class SimulationScreen(Screen):
         avail = rect.bottom - top
         budget = min(avail - 4 * per, max(avail // 2, avail - per * len(lines) - 16))
         top = self._draw_sheet(screen, sheet, x0, top, budget)
-        room = (rect.bottom - top - 6 - (per + 4 if status else 0)) // per
+        said = wrap(status, 50, 3) if status else ()  # the step, then how far its model call has got
+        room = (rect.bottom - top - 6 - (per * len(said) + 4 if said else 0)) // per
         end = max(0, len(lines) - self.scroll)
         start = max(0, end - room)
         y = top
@@ -905,8 +908,10 @@ class SimulationScreen(Screen):
                 self._panel_links.append((pygame.Rect(x0, y, PANEL_W, per), self._line_images[n]))
             screen.blit(self.text.render(line, 18, colour), (x0 + 12, y))
             y += per
-        if status and not self.scroll:  # under the last line (a row is kept for it): what the consultation does until the next
-            screen.blit(self.text.render(status[:52], 17, (150, 190, 240)), (x0 + 12, min(y, rect.bottom - per - 4)))
+        if said and not self.scroll:  # under the last line (rows are kept for it): what the consultation does until the next
+            y = min(y, rect.bottom - per * len(said) - 4)
+            for i, line in enumerate(said):
+                screen.blit(self.text.render(line, 17, (150, 190, 240)), (x0 + 12, y + per * i))
 
     def _draw_sheet(self, screen: pygame.Surface, sheet: CaseSheet | None, x0: int, top: int, budget: int) -> int:
         """The case sheet of the role the person plays (the patient's facts, the
