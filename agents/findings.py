@@ -12,7 +12,7 @@ from functools import lru_cache
 from agents.cases.model import Case, flatten
 from agents.orders import answers, closeness, order_parts, test_name
 
-__all__ = ["match_findings", "match_order", "tokens"]
+__all__ = ["match_findings", "match_order", "tokens", "case_records"]
 
 _SYNONYMS = {
     "cbc": ["complete", "blood", "count"],
@@ -106,3 +106,13 @@ def match_order(case: Case, order: str) -> list[tuple[str, str]]:
                     hits.append(h)
     memo[order] = tuple(hits)
     return hits
+
+
+def case_records(case: Case) -> list[tuple[str, str]]:
+    """Every record of the case, its tests' results and its examination findings, as
+    (path joined with " > ", value) pairs."""
+    got = case.__dict__.get("_all_records")
+    if got is None:
+        got = [(" > ".join(p), t) for section in (case.records(), case.exam) for p, t in flatten(section)]
+        object.__setattr__(case, "_all_records", got)  # a cache, not state
+    return list(got)

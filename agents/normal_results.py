@@ -16,15 +16,23 @@ same: a ``synthesised_result`` event with its ``policy``). The policy, by kind o
   report could contradict the case;
 - **"Not indicated"** (``not_indicated``) where the test cannot apply to the patient (a
   pregnancy test for a man).
+
+A normal value never contradicts what the case records: a part of it whose analyte the
+case measured in blood under another test (an arterial blood gas ordered where a venous
+one is recorded: pH, bicarbonate, PCO2) is not made up but given as recorded, named with
+the test it was recorded under; the parts the case does not measure keep their normal
+value (:func:`synthesised_result` with the case's ``records``).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from agents.orders import METHODS, answers, closeness, test_name
 
-__all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "Synthesised", "synthesised_result", "normal_result"]
+__all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "Synthesised", "synthesised_result", "normal_result",
+           "analyte"]
 
 POLICIES = ("normal_value", "no_abnormality_recorded", "not_indicated")
 NO_ABNORMALITY = "No abnormality recorded"
@@ -90,6 +98,93 @@ _SCORE = re.compile(
 _IMAGING_OR_PROCEDURE = METHODS - {"ecg", "holter", "exam", "lp", "aspirate"}
 
 
+# Normal values measured in blood: a part of one whose analyte the case records in blood
+# under another test takes the recorded value (a CSF or urine glucose is another thing)
+_BLOOD = frozenset({
+    "Complete blood count", "Basic metabolic panel", "Liver function tests", "Renal function tests",
+    "Coagulation studies", "C-reactive protein", "Erythrocyte sedimentation rate", "Troponin", "D-dimer",
+    "Arterial blood gas", "Blood glucose", "HbA1c", "Thyroid function tests", "Lipase", "Lipid panel",
+    "Serum electrolytes", "Creatine kinase", "Iron studies", "Vitamin B12 and folate", "Serum calcium",
+    "Cortisol level"})
+_NOT_BLOOD = re.compile(r"urin|csf|cerebrospinal|lumbar|spinal fluid|synovial|joint|pleural|ascit|peritoneal|stool|"
+                        r"faec|fecal|sputum|swab|saliva|sweat|amniotic|semen|tear|breath", re.IGNORECASE)
+# one name for each analyte a normal value states (lower case, specimen words dropped)
+_ANALYTE = {"paco2": "pco2", "pco2": "pco2", "pao2": "po2", "po2": "po2", "hco3": "bicarbonate",
+            "bicarb": "bicarbonate", "bicarbonate": "bicarbonate", "hemoglobin": "haemoglobin",
+            "haemoglobin": "haemoglobin", "hb": "haemoglobin", "hgb": "haemoglobin", "wbc": "white cells",
+            "white cells": "white cells", "white cell count": "white cells", "white blood cells": "white cells",
+            "white blood cell count": "white cells", "leukocytes": "white cells", "leucocytes": "white cells",
+            "platelets": "platelets", "platelet count": "platelets", "plt": "platelets", "na": "sodium",
+            "k": "potassium", "cl": "chloride", "bun": "urea", "blood urea nitrogen": "urea", "cr": "creatinine",
+            "glucose": "glucose", "crp": "crp", "c-reactive protein": "crp", "c reactive protein": "crp",
+            "esr": "esr", "inr": "inr", "pt": "pt", "prothrombin time": "pt", "aptt": "aptt", "ptt": "aptt",
+            "alt": "alt", "ast": "ast", "alp": "alp", "alkaline phosphatase": "alp", "bilirubin": "bilirubin",
+            "total bilirubin": "bilirubin", "albumin": "albumin", "tsh": "tsh", "free t4": "free t4",
+            "ft4": "free t4", "t4": "free t4", "troponin": "troponin", "troponin t": "troponin",
+            "troponin i": "troponin", "ck": "ck", "creatine kinase": "ck", "cpk": "ck", "lipase": "lipase",
+            "ferritin": "ferritin", "calcium": "calcium", "adjusted calcium": "calcium",
+            "corrected calcium": "calcium", "cortisol": "cortisol", "hba1c": "hba1c", "d-dimer": "d-dimer",
+            "ldl": "ldl", "hdl": "hdl", "triglycerides": "triglycerides", "total cholesterol": "cholesterol",
+            "cholesterol": "cholesterol"}
+_SPECIMEN_WORDS = re.compile(r"\b(?:serum|plasma|blood|venous|arterial|capillary|random|fasting|high[- ]sensitivity|"
+                             r"hs|9 am|level|concentration|count)\b", re.IGNORECASE)
+
+
+def analyte(label: str) -> str:
+    """One name for the analyte ``label`` names ("PaCO2" and "PCO2" are one; "Serum
+    potassium" and "K" are one); a label it does not know stays itself (lower case)."""
+    low = re.sub(r"[_]+", " ", label).strip().lower()
+    if low in _ANALYTE:
+        return _ANALYTE[low]
+    low = re.sub(r"\s+", " ", _SPECIMEN_WORDS.sub(" ", low)).strip(" ,:-")
+    return _ANALYTE.get(low, low)
+
+
+def _parts(normal: str) -> list[tuple[str, str]]:
+    """The parts of a normal value that state an analyte and its number: (label, part)."""
+    out = []
+    for part in normal.split(";"):
+        m = re.match(r"\s*([A-Za-z][A-Za-z0-9 ,.\-]*?)\s+[<>]?\s*\d", part)
+        if m:
+            out.append((m.group(1).strip(), part.strip()))
+    return out
+
+
+def _recorded_in_blood(records: Sequence[tuple[str, str]]) -> dict[str, tuple[str, str, str]]:
+    """Analyte -> (the record's test, its label, its value), for the case's records of
+    blood (the first record of each analyte)."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for path, value in records:
+        steps = [p.strip() for p in path.split(" > ") if p.strip()]
+        if len(steps) < 2 or _NOT_BLOOD.search(path) or not re.search(r"\d", value):
+            continue
+        out.setdefault(analyte(steps[-1]), (" > ".join(steps[:-1]), steps[-1], value))
+    return out
+
+
+def _keep_to_records(entry: str, normal: str, records: Sequence[tuple[str, str]]) -> tuple[str, tuple[str, ...]]:
+    """``normal`` with each part whose analyte the case records in blood given as
+    recorded (with the test it was recorded under); and the paths so given."""
+    if entry not in _BLOOD or not records:
+        return normal, ()
+    have = _recorded_in_blood(records)
+    kept: list[str] = []
+    given: dict[str, list[str]] = {}
+    used: list[str] = []
+    for part in (p.strip() for p in normal.split(";") if p.strip()):
+        parsed = _parts(part)
+        hit = have.get(analyte(parsed[0][0])) if parsed else None
+        if hit is None:
+            kept.append(part)
+        else:
+            given.setdefault(hit[0], []).append(f"{hit[1]} {hit[2]}")
+            used.append(f"{hit[0]} > {hit[1]}")
+    if not given:
+        return normal, ()
+    said = [f"as recorded under {test}: {', '.join(values)}" for test, values in given.items()]
+    return "; ".join(kept + said), tuple(used)
+
+
 @dataclass(frozen=True)
 class Synthesised:
     """What the technician reports for ``test``: ``text``, the ``policy`` it follows
@@ -100,6 +195,7 @@ class Synthesised:
     policy: str
     kind: str  # score | marker | imaging_or_procedure | normal_value | unknown | not_indicated
     entry: str | None = None
+    recorded: tuple[str, ...] = ()  # the case's records given in place of a normal part (their paths)
 
 
 def _entry(test: str) -> str | None:
@@ -121,9 +217,11 @@ def _entry(test: str) -> str | None:
     return None
 
 
-def synthesised_result(test: str, demographics: str = "") -> Synthesised:
+def synthesised_result(test: str, demographics: str = "", records: Sequence[tuple[str, str]] = ()) -> Synthesised:
     """The result reported for ``test`` when the case has no record of it, by the policy
-    of the module's docstring; consistent with who the patient is where that matters."""
+    of the module's docstring; consistent with who the patient is where that matters, and
+    with what the case records (``records``: its (path, value) pairs, paths joined with
+    " > ")."""
     low = test.lower()
     if "pregnan" in low and re.search(r"\b(man|male|boy)\b", demographics.lower()):
         return Synthesised("Not indicated (male patient)", "not_indicated", "not_indicated")
@@ -136,7 +234,8 @@ def synthesised_result(test: str, demographics: str = "") -> Synthesised:
         return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "imaging_or_procedure")
     entry = _entry(test)
     if entry is not None:
-        return Synthesised(NORMAL_VALUES[entry], "normal_value", "normal_value", entry)
+        text, used = _keep_to_records(entry, NORMAL_VALUES[entry], records)
+        return Synthesised(text, "normal_value", "normal_value", entry, used)
     return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "unknown")
 
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from agents.cases.model import Case, flatten
-from agents.findings import match_order
+from agents.findings import case_records, match_order
 from agents.guards import normalise_line
 from agents.normal_results import NO_ABNORMALITY, NORMAL_VALUES, synthesised_result
 from agents.orders import answers
@@ -60,11 +60,7 @@ def _numbers(text: str) -> frozenset[str]:
 
 
 def _records(case: Case) -> list[tuple[str, str]]:
-    got = case.__dict__.get("_fidelity_records")
-    if got is None:
-        got = [(" > ".join(p), t) for section in (case.records(), case.exam) for p, t in flatten(section)]
-        object.__setattr__(case, "_fidelity_records", got)  # a cache, not state
-    return got
+    return case_records(case)
 
 
 def _quoted(case: Case, reply: str) -> list[tuple[str, str]]:
@@ -83,16 +79,18 @@ def _quoted(case: Case, reply: str) -> list[tuple[str, str]]:
     return out
 
 
-def plausible_synthesis(test: str, text: str, demographics: str = "") -> bool:
-    """Whether a synthesised ``text`` for ``test`` is what the policy of its kind allows."""
+def plausible_synthesis(test: str, text: str, demographics: str = "", records: Sequence[tuple[str, str]] = ()) -> bool:
+    """Whether a synthesised ``text`` for ``test`` is what the policy of its kind allows
+    (``records``: the case's, which a normal value may not contradict)."""
     got = text.split(":", 2)[-1].strip() if text.upper().startswith("RESULTS:") else text.strip()
     if got.lower().startswith(NO_ABNORMALITY.lower()) or got.lower().startswith("not indicated"):
         return True
-    expected = synthesised_result(test, demographics)
+    expected = synthesised_result(test, demographics, records)
     if got == expected.text:
         return True
     entry = next((k for k, v in NORMAL_VALUES.items() if v == got), None)
-    return entry is not None and expected.policy == "normal_value" and answers(test, entry)
+    # another entry's normal value that answers the test, unless the case records what it would make up
+    return entry is not None and expected.policy == "normal_value" and not expected.recorded and answers(test, entry)
 
 
 def check_technician(case: Case, test: str, reply: str, synthesised: Mapping[str, Any] | None = None) -> TechnicianCheck:
@@ -101,7 +99,7 @@ def check_technician(case: Case, test: str, reply: str, synthesised: Mapping[str
     expected = tuple(p for p, _ in match_order(case, test))
     if synthesised is not None:
         text = str(synthesised.get("text") or reply)
-        ok = plausible_synthesis(test, text, case.demographics)
+        ok = plausible_synthesis(test, text, case.demographics, _records(case))
         return TechnicianCheck(test, "synthesised", ok, bool(expected), (), expected,
                                "marked as synthesised" + ("" if ok else ": implausible for this test")
                                + ("; the case holds a record of it" if expected else ""))

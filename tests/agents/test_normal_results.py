@@ -1,0 +1,88 @@
+"""A made-up normal value never contradicts what the case records (agents.normal_results):
+a part of it whose analyte the case measured in blood under another test is given as
+recorded, named with that test; parts the case does not measure stay normal; another
+specimen's value (CSF, urine) is another analyte. Through the technician (Hinted) and the
+fidelity pre-check as well as directly."""
+from __future__ import annotations
+
+import pytest
+
+from agents.cases.model import Case
+from agents.events import ListSink
+from agents.fidelity.technician import check_technician
+from agents.findings import case_records, match_order
+from agents.normal_results import NORMAL_VALUES, analyte, synthesised_result
+from agents.participants.base import Observation, Turn
+from agents.participants.wrappers import Hinted
+
+
+def _case(tests: dict) -> Case:
+    return Case(id="n-1", source="t", objective="x", demographics="19-year-old woman", diagnosis="Something",
+                patient={"Demographics": "19-year-old woman"}, exam={}, tests=tests)
+
+
+DKA = _case({"Venous_Blood_Gas": {"pH": "7.08", "Bicarbonate": "7 mmol/L", "PCO2": "2.6 kPa (20 mmHg)"},
+             "Basic_Metabolic_Panel": {"Sodium": "131 mmol/L", "Potassium": "5.6 mmol/L", "Urea": "10.2 mmol/L",
+                                       "Creatinine": "118 µmol/L", "Glucose": "29.4 mmol/L"},
+             "Urinalysis": {"Sodium": "20 mmol/L"},
+             "Cerebrospinal_Fluid": {"Glucose": "1.1 mmol/L"}})
+
+
+@pytest.mark.parametrize("label, same", [("PaCO2", "PCO2"), ("Serum potassium", "K"), ("bicarbonate", "HCO3"),
+                                         ("Hemoglobin", "Haemoglobin"), ("WBC", "White cell count"),
+                                         ("Adjusted calcium", "Calcium")])
+def test_one_analyte_has_one_name(label, same):
+    assert analyte(label) == analyte(same)
+    assert analyte("pH") != analyte("PCO2") and analyte("Sodium") != analyte("Potassium")
+
+
+@pytest.mark.parametrize("order, recorded, made_up", [
+    ("Arterial blood gas", ["pH 7.08", "Bicarbonate 7 mmol/L", "PCO2 2.6 kPa"], ["pH 7.40", "bicarbonate 24", "PaCO2 5.2"]),
+    ("Serum electrolytes", ["Sodium 131 mmol/L", "Potassium 5.6 mmol/L"], ["Sodium 140", "potassium 4.2"]),
+    ("Renal function tests", ["Urea 10.2 mmol/L", "Creatinine 118 µmol/L"], ["Urea 5.0", "creatinine 80"]),
+])
+def test_a_normal_value_gives_what_the_case_records_of_its_analytes(order, recorded, made_up):
+    assert not match_order(DKA, order)  # no record of the order itself: the technician makes its result up
+    s = synthesised_result(order, DKA.demographics, case_records(DKA))
+    assert s.policy == "normal_value" and s.recorded
+    for value in recorded:
+        assert value in s.text, s.text
+    for value in made_up:
+        assert value not in s.text, s.text
+    assert "as recorded under" in s.text
+    if order == "Arterial blood gas":
+        assert "PaO2 12.5 kPa" in s.text  # the case has no oxygen tension: that part stays normal
+        assert "Venous Blood Gas" in s.text
+
+
+def test_another_specimen_or_no_records_leaves_the_normal_value_as_it_is():
+    records = case_records(DKA)
+    lp = synthesised_result("Lumbar puncture", DKA.demographics, records)  # CSF glucose is not blood glucose
+    assert lp.text == NORMAL_VALUES["Lumbar puncture"] and not lp.recorded
+    urine_only = _case({"Urine_Chemistry": {"Sodium": "20 mmol/L"}, "Urinalysis": {"Potassium": "40 mmol/L"}})
+    s = synthesised_result("Serum electrolytes", urine_only.demographics, case_records(urine_only))
+    assert s.text == NORMAL_VALUES["Serum electrolytes"]
+    assert synthesised_result("Serum electrolytes", "19-year-old woman").text == NORMAL_VALUES["Serum electrolytes"]
+    cbc = synthesised_result("Complete blood count", DKA.demographics, records)  # nothing of it recorded
+    assert cbc.text == NORMAL_VALUES["Complete blood count"] and not cbc.recorded
+
+
+class _Never:
+    role = "measurement"
+
+    def act(self, obs):
+        raise AssertionError("a result the case has no record of is not asked of the model")
+
+
+def test_the_technician_reports_it_and_the_fidelity_pre_check_holds_a_contradiction_implausible():
+    sink = ListSink()
+    turn = Hinted(_Never(), DKA, sink).act(Observation(turn=3, text="Arterial blood gas", order="Arterial blood gas"))
+    assert isinstance(turn, Turn) and turn.source == "synthesised"
+    assert "pH 7.08" in turn.text and "pH 7.40" not in turn.text
+    event = next(e for e in sink.events if e.type == "synthesised_result")
+    assert event.text == turn.text
+    ok = check_technician(DKA, "Arterial blood gas", turn.text, {"text": turn.text})
+    assert ok.verdict == "synthesised" and ok.plausible is True
+    plain = f"RESULTS: Arterial blood gas: {NORMAL_VALUES['Arterial blood gas']}"  # what it said before
+    bad = check_technician(DKA, "Arterial blood gas", plain, {"text": plain})
+    assert bad.verdict == "synthesised" and bad.plausible is False
