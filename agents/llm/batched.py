@@ -46,7 +46,6 @@ but 4 or 16 at once changed 3 and 6 of 16 greedy replies after a few identical w
 from __future__ import annotations
 
 import ctypes
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ import numpy as np
 
 from agents.llm.base import GenerateParams, LLMError, Message, Output, text_message
 from agents.llm.drafts import Drafter, GrammarProbe
-from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
+from agents.llm.llama_models import ModelStore, captured_completion, common_prefix, sampling_args
 from agents.llm.native_log import quiet_native
 
 __all__ = ["BatchedEngine", "batch_shape", "KV_CELLS", "MIN_SHARE", "DRAFT_ROWS"]
@@ -231,16 +230,7 @@ class BatchedEngine:
         llm = self._fmt
         with self._fmt_lock:
             try:
-                got = captured_completion(
-                    llm,
-                    messages=[text_message(m) for m in messages],
-                    temperature=params.temperature,
-                    max_tokens=params.max_tokens,
-                    stop=list(params.stop) or None,
-                    seed=params.seed,
-                    response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
-                                     if params.response_schema else None),
-                )
+                got = captured_completion(llm, messages=[text_message(m) for m in messages], **sampling_args(params))
             except ValueError as e:
                 raise LLMError(str(e), backend=self.name, transient=False) from e
             if not got:

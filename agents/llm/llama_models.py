@@ -20,6 +20,7 @@ the same text).
 """
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from contextlib import ExitStack, contextmanager
@@ -28,7 +29,7 @@ from typing import Any, Iterator, Sequence
 
 from agents.llm.native_log import quiet_native
 
-__all__ = ["ModelStore", "captured_completion", "common_prefix"]
+__all__ = ["ModelStore", "captured_completion", "common_prefix", "sampling_args"]
 
 _BUILD = threading.Lock()  # process-wide: the factory below is bound on llama_cpp's module while it is held
 
@@ -94,6 +95,16 @@ class ModelStore:
             for owner in self._owners.values():
                 owner.close()
             self._owners.clear()
+
+
+def sampling_args(params: Any) -> dict[str, Any]:
+    """``Llama.create_chat_completion``'s arguments for a call's ``GenerateParams``, the
+    same in the serial path and the batched engine: a JSON schema becomes a llama.cpp
+    grammar, so the reply cannot leave it."""
+    return {"temperature": params.temperature, "max_tokens": params.max_tokens, "stop": list(params.stop) or None,
+            "seed": params.seed,
+            "response_format": ({"type": "json_object", "schema": json.loads(params.response_schema)}
+                                if params.response_schema else None)}
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -12,7 +12,6 @@ unless ``--no-batched``; built by :func:`medsim.assemble.pool_for`).
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -24,7 +23,7 @@ import numpy as np
 
 from agents.llm import progress
 from agents.llm.drafts import Drafter, GrammarProbe
-from agents.llm.llama_models import ModelStore, captured_completion, common_prefix
+from agents.llm.llama_models import ModelStore, captured_completion, common_prefix, sampling_args
 from agents.llm.prompt_cache import PromptCache
 from agents.llm.base import chat_message, text_message, CallContext, GenerateParams, LLMError, Message, Output
 
@@ -467,16 +466,7 @@ class LlamaCppLLM:
                     try:
                         with _stopping_at(llm, deadline), _jump_forward(llm, drafter, steps, greedy=params.temperature == 0,
                                                                         probe=self.pool.probe(self.path) if jump else None):
-                            r = llm.create_chat_completion(
-                                messages=sent,
-                                temperature=params.temperature,
-                                max_tokens=params.max_tokens,
-                                stop=list(params.stop) or None,
-                                seed=params.seed,
-                                # a JSON schema becomes a llama.cpp grammar: the reply cannot leave it
-                                response_format=({"type": "json_object", "schema": json.loads(params.response_schema)}
-                                                 if params.response_schema else None),
-                            )
+                            r = llm.create_chat_completion(messages=sent, **sampling_args(params))
                     except ValueError as e:  # e.g. prompt longer than the context window
                         raise LLMError(str(e), backend=self.name, transient=False) from e
             finally:
