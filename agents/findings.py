@@ -12,7 +12,7 @@ from functools import lru_cache
 from agents.cases.model import Case, flatten
 from agents.orders import answers, closeness, order_parts, test_name
 
-__all__ = ["match_findings", "match_order", "tokens", "case_records"]
+__all__ = ["match_findings", "match_order", "tokens", "case_records", "case_story"]
 
 _SYNONYMS = {
     "cbc": ["complete", "blood", "count"],
@@ -116,3 +116,9 @@ def case_records(case: Case) -> list[tuple[str, str]]:
         got = [(" > ".join(p), t) for section in (case.records(), case.exam) for p, t in flatten(section)]
         object.__setattr__(case, "_all_records", got)  # a cache, not state
     return list(got)
+
+
+def case_story(case: Case) -> str:
+    """The patient's own account in the case (history, symptoms, past and social history),
+    as one text."""
+    return " ".join(t for _, t in flatten(case.patient))

@@ -15,7 +15,10 @@ same: a ``synthesised_result`` event with its ``policy``). The policy, by kind o
   normal value: these have no value that is normal for everyone, and an invented normal
   report could contradict the case;
 - **"Not indicated"** (``not_indicated``) where the test cannot apply to the patient (a
-  pregnancy test for a man).
+  pregnancy test for a man, a newborn or a child).
+
+A pregnancy test for a patient the case says is pregnant ("at 38 weeks' gestation",
+"gravida 2", "she is pregnant") is "Positive" (``implied_by_case``), never "Negative".
 
 A normal value never contradicts what the case records: a part of it whose analyte the
 case measured in blood under another test (an arterial blood gas ordered where a venous
@@ -34,7 +37,7 @@ from agents.orders import METHODS, answers, closeness, test_name
 __all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "Synthesised", "synthesised_result", "normal_result",
            "analyte"]
 
-POLICIES = ("normal_value", "no_abnormality_recorded", "not_indicated")
+POLICIES = ("normal_value", "no_abnormality_recorded", "not_indicated", "implied_by_case")
 NO_ABNORMALITY = "No abnormality recorded"
 
 NORMAL_VALUES: dict[str, str] = {
@@ -217,14 +220,44 @@ def _entry(test: str) -> str | None:
     return None
 
 
-def synthesised_result(test: str, demographics: str = "", records: Sequence[tuple[str, str]] = ()) -> Synthesised:
+# who a pregnancy test cannot apply to, and a case that says its patient is pregnant
+_MALE = re.compile(r"\b(?:man|male|boy)\b", re.IGNORECASE)
+_YOUNG = re.compile(r"\b(?:day|week|month)s?[- ]old\b|\b(?:newborn|neonate|neonatal|infant|baby|toddler|"
+                    r"premature|preterm)\b|\b(?:[1-9])[- ]years?[- ]old\b|\b(?:[1-9])[- ]?(?:yo|y/o)\b",
+                    re.IGNORECASE)
+_PREGNANT_LINE = re.compile(r"\bweeks?'?\s*(?:of\s+)?gestation|\bweeks?\s+pregnant|\bpregnant\b|"
+                            r"\b(?:primi|multi)?gravida\b|\bG\d+\s*P\d+", re.IGNORECASE)
+_PREGNANT_SAID = re.compile(r"\b(?:she|the\s+patient)\s+is\s+(?:currently\s+|now\s+)?(?:\d+\s+weeks?\s+)?pregnant\b|"
+                            r"\b(?:she|the\s+patient)\s+is\s+(?:currently\s+|now\s+)?at\s+(?:her\s+)?\d+\s*"
+                            r"(?:st|nd|rd|th)?\s+weeks?\b", re.IGNORECASE)
+
+
+def _pregnancy(demographics: str, story: str) -> Synthesised | None:
+    """A pregnancy test's result where who the patient is decides it: not indicated for
+    a male, a newborn or a child under ten; positive for a patient the case says is
+    pregnant (her demographics line, or "she is pregnant" in her story). None: neither."""
+    if _MALE.search(demographics):
+        return Synthesised("Not indicated (male patient)", "not_indicated", "not_indicated")
+    if _YOUNG.search(demographics):  # "Newborn, born at 33 weeks of gestation" is the baby's birth
+        return Synthesised("Not indicated (a child)", "not_indicated", "not_indicated")
+    said = [s for s in re.split(r"(?<=[.;])\s+", story) if _PREGNANT_SAID.search(s)
+            and not re.search(r"\bnot\b|\bno\b|\bnever\b|\bdenies\b", s, re.IGNORECASE)]
+    if _PREGNANT_LINE.search(demographics) or said:
+        return Synthesised("Positive", "implied_by_case", "implied_by_case")
+    return None
+
+
+def synthesised_result(test: str, demographics: str = "", records: Sequence[tuple[str, str]] = (),
+                       story: str = "") -> Synthesised:
     """The result reported for ``test`` when the case has no record of it, by the policy
     of the module's docstring; consistent with who the patient is where that matters, and
     with what the case records (``records``: its (path, value) pairs, paths joined with
-    " > ")."""
+    " > "; ``story``: the patient's own account, where the case says she is pregnant)."""
     low = test.lower()
-    if "pregnan" in low and re.search(r"\b(man|male|boy)\b", demographics.lower()):
-        return Synthesised("Not indicated (male patient)", "not_indicated", "not_indicated")
+    if "pregnan" in low or re.search(r"\b(?:beta[- ]?)?hcg\b", low):
+        found = _pregnancy(demographics, story)
+        if found is not None:
+            return found
     name = test_name(test)
     if _SCORE.search(test):
         return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "score")

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from agents.cases.model import Case, flatten
-from agents.findings import case_records, match_order
+from agents.findings import case_records, case_story, match_order
 from agents.guards import normalise_line
 from agents.normal_results import NO_ABNORMALITY, NORMAL_VALUES, synthesised_result
 from agents.orders import answers
@@ -79,13 +79,16 @@ def _quoted(case: Case, reply: str) -> list[tuple[str, str]]:
     return out
 
 
-def plausible_synthesis(test: str, text: str, demographics: str = "", records: Sequence[tuple[str, str]] = ()) -> bool:
+def plausible_synthesis(test: str, text: str, demographics: str = "", records: Sequence[tuple[str, str]] = (),
+                        story: str = "") -> bool:
     """Whether a synthesised ``text`` for ``test`` is what the policy of its kind allows
-    (``records``: the case's, which a normal value may not contradict)."""
+    (``records`` and ``story``: the case's, which a made-up value may not contradict)."""
     got = text.split(":", 2)[-1].strip() if text.upper().startswith("RESULTS:") else text.strip()
+    expected = synthesised_result(test, demographics, records, story)
+    if expected.policy == "implied_by_case":  # what the case says decides it: nothing else will do
+        return got == expected.text
     if got.lower().startswith(NO_ABNORMALITY.lower()) or got.lower().startswith("not indicated"):
         return True
-    expected = synthesised_result(test, demographics, records)
     if got == expected.text:
         return True
     entry = next((k for k, v in NORMAL_VALUES.items() if v == got), None)
@@ -99,7 +102,7 @@ def check_technician(case: Case, test: str, reply: str, synthesised: Mapping[str
     expected = tuple(p for p, _ in match_order(case, test))
     if synthesised is not None:
         text = str(synthesised.get("text") or reply)
-        ok = plausible_synthesis(test, text, case.demographics, _records(case))
+        ok = plausible_synthesis(test, text, case.demographics, _records(case), case_story(case))
         return TechnicianCheck(test, "synthesised", ok, bool(expected), (), expected,
                                "marked as synthesised" + ("" if ok else ": implausible for this test")
                                + ("; the case holds a record of it" if expected else ""))

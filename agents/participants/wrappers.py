@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 from agents.cases.model import Case
 from agents.condition_names import not_a_condition_name
 from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
-from agents.findings import case_records, match_order
+from agents.findings import case_records, case_story, match_order
 from agents.guards import check_reply, corrections_for, normalise_line
 from agents.normal_results import synthesised_result
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
@@ -114,7 +114,8 @@ class Hinted:
             # a gatekeeper, not a hint: "not available" would tell the doctor the test was off
             # target; a result by the policy of the test's kind is reported and marked as
             # synthesised (agents.normal_results)
-            made = synthesised_result(test, self.case.demographics, case_records(self.case))  # never against them
+            made = synthesised_result(test, self.case.demographics, case_records(self.case),  # never against them
+                                      case_story(self.case))
             text = f"RESULTS: {test}: {made.text}"
             self.sink.emit(SynthesisedResult(turn=obs.turn, test=test, text=text, policy=made.policy, kind=made.kind,
                                              entry=made.entry))

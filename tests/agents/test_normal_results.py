@@ -86,3 +86,35 @@ def test_the_technician_reports_it_and_the_fidelity_pre_check_holds_a_contradict
     plain = f"RESULTS: Arterial blood gas: {NORMAL_VALUES['Arterial blood gas']}"  # what it said before
     bad = check_technician(DKA, "Arterial blood gas", plain, {"text": plain})
     assert bad.verdict == "synthesised" and bad.plausible is False
+
+
+@pytest.mark.parametrize("demographics, story, expected, policy", [
+    ("32-year-old woman, gravida 2, para 1, at 38 weeks' gestation", "", "Positive", "implied_by_case"),
+    ("22-year-old female", "She is currently pregnant, at 30 weeks.", "Positive", "implied_by_case"),
+    ("27-year-old woman", "The patient is at her 12th week of pregnancy.", "Positive", "implied_by_case"),
+    ("16-year-old female", "Her mother reports that during pregnancy she had hair growth on her chin.", "Negative",
+     "normal_value"),
+    ("34-year-old woman", "No recent pregnancy or viral illness. She denies that she is pregnant.", "Negative",
+     "normal_value"),
+    ("Newborn, born at 33 weeks of gestation", "", "Not indicated (a child)", "not_indicated"),
+    ("2-week-old female newborn", "", "Not indicated (a child)", "not_indicated"),
+    ("6-year-old girl", "", "Not indicated (a child)", "not_indicated"),
+    ("41-year-old man", "His wife is pregnant.", "Not indicated (male patient)", "not_indicated"),
+])
+def test_a_pregnancy_test_says_what_the_case_says_of_the_patient(demographics, story, expected, policy):
+    for order in ("Pregnancy test", "Urine beta-hCG", "Serum hCG"):
+        s = synthesised_result(order, demographics, (), story)
+        assert (s.text, s.policy) == (expected, policy), (order, s)
+
+
+def test_a_negative_pregnancy_test_for_a_pregnant_patient_is_implausible_to_the_fidelity_pre_check():
+    case = Case(id="n-2", source="t", objective="x", demographics="32-year-old woman", diagnosis="Placental abruption",
+                patient={"Demographics": "32-year-old woman",
+                         "History": "She is 38 weeks pregnant and has had vaginal bleeding for an hour."},
+                exam={}, tests={"Complete_Blood_Count": {"Hemoglobin": "10.1 g/dL"}})
+    turn = Hinted(_Never(), case, ListSink()).act(Observation(turn=2, text="Pregnancy test", order="Pregnancy test"))
+    assert turn.text == "RESULTS: Pregnancy test: Positive"
+    assert check_technician(case, "Pregnancy test", turn.text, {"text": turn.text}).plausible is True
+    for said in ("RESULTS: Pregnancy test: Negative", "RESULTS: Pregnancy test: Not indicated (male patient)",
+                 "RESULTS: Pregnancy test: No abnormality recorded"):
+        assert check_technician(case, "Pregnancy test", said, {"text": said}).plausible is False, said
