@@ -108,14 +108,14 @@ def match_order(case: Case, order: str) -> list[tuple[str, str]]:
     return hits
 
 
-def case_records(case: Case) -> list[tuple[str, str]]:
+def case_records(case: Case) -> tuple[tuple[str, str], ...]:
     """Every record of the case, its tests' results and its examination findings, as
-    (path joined with " > ", value) pairs."""
+    (path joined with " > ", value) pairs (worked out once per case)."""
     got = case.__dict__.get("_all_records")
     if got is None:
-        got = [(" > ".join(p), t) for section in (case.records(), case.exam) for p, t in flatten(section)]
+        got = tuple((" > ".join(p), t) for section in (case.records(), case.exam) for p, t in flatten(section))
         object.__setattr__(case, "_all_records", got)  # a cache, not state
-    return list(got)
+    return got
 
 
 def case_story(case: Case) -> str:

@@ -54,6 +54,21 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(len(xs) * q))] if xs else float("nan")
 
 
+class _Gap:
+    """The longest wait between two pieces of news, counted once a consultation began."""
+
+    def __init__(self, t: float):
+        self.last, self.longest = t, 0.0
+
+    def news(self, at: float, counting: bool) -> float | None:
+        """News at ``at``; returns when the wait before it began, if it is the longest yet."""
+        began, self.last = self.last, at
+        if counting and at - began > self.longest:
+            self.longest = at - began
+            return began
+        return None
+
+
 def one_shift(args: argparse.Namespace) -> dict:
     """One shift in this process (the code on sys.path: this checkout, or --before's)."""
     import pygame
@@ -101,22 +116,16 @@ def one_shift(args: argparse.Namespace) -> dict:
         # the panel's rows with and (where the code reports it) without a model call's progress
         stepwise = activity is not None and "progress" in inspect.signature(activity).parameters
         steps: dict[str, str | None] = {}
-        last_news, news_gap = last_new, 0.0
-        last_step, step_gap = last_new, 0.0
+        gaps = _Gap(last_new), _Gap(last_new)  # a new line or row; a new line or step (progress reports aside)
         gap_where: dict = {}  # the longest gap: when it began, and the activity rows shown all along it
 
-        def news(at: float) -> None:  # a new line or activity row: the wait before it, once a consultation began
-            nonlocal last_news, news_gap
-            if started and at - last_news > news_gap:
-                news_gap = at - last_news
-                gap_where.update(from_s=round(last_news - t_open, 1), rows=sorted(w for w in doing.values() if w))
-            last_news = at
+        def news(at: float) -> None:
+            began = gaps[0].news(at, bool(started))
+            if began is not None:
+                gap_where.update(from_s=round(began - t_open, 1), rows=sorted(w for w in doing.values() if w))
 
-        def step_news(at: float) -> None:  # a new line or a new step (progress reports aside)
-            nonlocal last_step, step_gap
-            if started:
-                step_gap = max(step_gap, at - last_step)
-            last_step = at
+        def step_news(at: float) -> None:
+            gaps[1].news(at, bool(started))
 
         first = None
         while time.perf_counter() - t_open < args.seconds and not world.done:
@@ -162,8 +171,8 @@ def one_shift(args: argparse.Namespace) -> dict:
         s = world.stats()
         out.update(first_s=first, consult_s=took, frames_busy=len(busy), p95_busy_ms=pct(busy, 0.95),
                    p50_busy_ms=pct(busy, 0.5), p95_idle_ms=pct(idle, 0.95), quiet_max_s=quiet,
-                   news_gap_s=news_gap if activity else None, news_gap_at=gap_where if activity else None,
-                   step_gap_s=step_gap if activity else None,
+                   news_gap_s=gaps[0].longest if activity else None, news_gap_at=gap_where if activity else None,
+                   step_gap_s=gaps[1].longest if activity else None,
                    wall_s=time.perf_counter() - t_open, seen=s["seen"], patients=s["patients"])
     finally:
         player.close()

@@ -141,3 +141,20 @@ class Script:
         if q:
             return Output(q.pop(0) if len(q) > 1 or not self.repeat else q[0], self.name)
         return self.inner.generate(messages, params, ctx)
+
+
+def hold_gate(gate: Any, ctx: Any, release: Any, timeout: float = 10.0) -> None:
+    """A thread takes ``gate`` (an ``agents.llm.schedule.ModelGate``) for the call ``ctx``
+    and keeps it until ``release`` (a ``threading.Event``) is set, or ``timeout`` passes;
+    returns once that thread has it."""
+    import threading
+
+    held = threading.Event()
+
+    def blocker() -> None:
+        with gate.turn(ctx):
+            held.set()
+            release.wait(timeout)
+
+    threading.Thread(target=blocker, daemon=True).start()
+    assert held.wait(5), "the gate was never free"

@@ -59,15 +59,11 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(n.replace(",", ".") for n in _NUM.findall(text))
 
 
-def _records(case: Case) -> list[tuple[str, str]]:
-    return case_records(case)
-
-
 def _quoted(case: Case, reply: str) -> list[tuple[str, str]]:
     low = normalise_line(reply)
     nums = _numbers(reply)
     out = []
-    for path, value in _records(case):
+    for path, value in case_records(case):
         v = normalise_line(value)
         leaf = normalise_line(path.split(" > ")[-1])
         if len(v) >= 8 and not _GENERIC_VALUE.match(v) and v[:32] in low:
@@ -102,13 +98,13 @@ def check_technician(case: Case, test: str, reply: str, synthesised: Mapping[str
     expected = tuple(p for p, _ in match_order(case, test))
     if synthesised is not None:
         text = str(synthesised.get("text") or reply)
-        ok = plausible_synthesis(test, text, case.demographics, _records(case), case_story(case))
+        ok = plausible_synthesis(test, text, case.demographics, case_records(case), case_story(case))
         return TechnicianCheck(test, "synthesised", ok, bool(expected), (), expected,
                                "marked as synthesised" + ("" if ok else ": implausible for this test")
                                + ("; the case holds a record of it" if expected else ""))
     quoted = _quoted(case, reply)
     if quoted:
-        good_values = {normalise_line(v) for p, v in _records(case) if p in expected}
+        good_values = {normalise_line(v) for p, v in case_records(case) if p in expected}
         wrong = [p for p, v in quoted if p not in expected and normalise_line(v) not in good_values]
         if wrong:
             return TechnicianCheck(test, "wrong_record", None, False, tuple(p for p, _ in quoted), expected,
@@ -117,12 +113,12 @@ def check_technician(case: Case, test: str, reply: str, synthesised: Mapping[str
                                "reports the records of the order")
     # the order's records hold only short values ("Pending", "Positive"): a reply giving
     # just those values reports them (the quote rule above needs a value of 8 letters or more)
-    own = {normalise_line(v) for p, v in _records(case) if p in expected}
+    own = {normalise_line(v) for p, v in case_records(case) if p in expected}
     low = normalise_line(reply)
     if own and all(v and len(v) < 8 and re.search(rf"\b{re.escape(v)}\b", low) for v in own):
         return TechnicianCheck(test, "from_case", None, False, expected, expected,
                                "reports the order's records (short values)")
-    record_numbers = frozenset().union(*(_numbers(v) for _, v in _records(case))) if _records(case) else frozenset()
+    record_numbers = frozenset().union(*(_numbers(v) for _, v in case_records(case)))
     invented = sorted(_numbers(reply) - record_numbers - _numbers(test))
     if invented:
         return TechnicianCheck(test, "unmarked", None, False, (), expected,

@@ -33,7 +33,12 @@ DKA = _case({"Venous_Blood_Gas": {"pH": "7.08", "Bicarbonate": "7 mmol/L", "PCO2
                                          ("Adjusted calcium", "Calcium")])
 def test_one_analyte_has_one_name(label, same):
     assert analyte(label) == analyte(same)
-    assert analyte("pH") != analyte("PCO2") and analyte("Sodium") != analyte("Potassium")
+
+
+@pytest.mark.parametrize("one, other", [("pH", "PCO2"), ("Sodium", "Potassium"), ("PaO2", "PaCO2"),
+                                        ("Serum glucose", "HbA1c")])
+def test_two_analytes_keep_two_names(one, other):
+    assert analyte(one) != analyte(other)
 
 
 @pytest.mark.parametrize("order, recorded, made_up", [

@@ -12,6 +12,7 @@ from agents.llm import progress
 from agents.llm.base import CallContext, GenerateParams, Message, Output
 from agents.llm.llamacpp import PROGRESS_CHUNK, LlamaCppLLM, LlamaPool
 from agents.llm.schedule import ModelGate
+from tests.helpers import hold_gate
 
 
 class Stepped:
@@ -48,15 +49,8 @@ def test_a_watched_call_is_seen_in_line_then_reading_then_writing():
     llm = gate.wrap(backend)
     watch = progress.CallWatch()
     holder = CallContext("judge", "case-b", 6)
-    held, release = threading.Event(), threading.Event()
-
-    def blocker():
-        with gate.turn(holder):
-            held.set()
-            release.wait(5)
-
-    threading.Thread(target=blocker, daemon=True).start()
-    assert held.wait(5)
+    release = threading.Event()
+    hold_gate(gate, holder, release, timeout=5)
     ctx = CallContext("doctor", "case-a", 3)
     call = threading.Thread(target=progress.watched(watch, lambda: llm.generate([Message("user", "hi")],
                                                                                  GenerateParams(), ctx)), daemon=True)

@@ -7,6 +7,7 @@ import pytest
 
 from agents.llm.base import CallContext, GenerateParams, Message, Output
 from agents.llm.schedule import ModelGate
+from tests.helpers import hold_gate
 
 
 class Clock:
@@ -28,23 +29,16 @@ def _queue_behind_a_held_model(gate, calls):
     """Each call of ``calls`` (case, turn) waits while a third case holds the model; then
     the model is released. Returns the order they were served in."""
     llm = gate.wrap(Echo())
-    held, release = threading.Event(), threading.Event()
-
-    def blocker():
-        with gate.turn(CallContext("doctor", "blocker", -1)):
-            held.set()
-            release.wait(5)
-
-    threads = [threading.Thread(target=blocker, daemon=True)]
-    threads[0].start()
-    held.wait(5)
+    release = threading.Event()
+    hold_gate(gate, CallContext("doctor", "blocker", -1), release, timeout=5)
+    threads = []
     for case, turn in calls:
         t = threading.Thread(target=llm.generate, args=([Message("user", "hi")], GenerateParams(),
                                                         CallContext("doctor", case, turn)), daemon=True)
         t.start()
         threads.append(t)
         deadline = time.monotonic() + 5
-        while len(gate._waiting) < len(threads) - 1 and time.monotonic() < deadline:  # noqa: SLF001
+        while len(gate._waiting) < len(threads) and time.monotonic() < deadline:  # noqa: SLF001
             time.sleep(0.005)
     release.set()
     for t in threads:

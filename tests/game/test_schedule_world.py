@@ -9,6 +9,7 @@ from agents.llm.schedule import ModelGate
 from game.runner import ThreadRunner
 from medsim.play import build_shift
 from medsim.spec import build_spec
+from tests.helpers import hold_gate
 
 BLOCKER = CallContext("doctor", "blocker", 10**6)  # outranks both: it takes the model when it asks
 
@@ -51,15 +52,7 @@ def test_the_consultation_further_along_gets_the_model_before_one_that_asked_fir
                 break
             # the model is taken away; the world goes on until both consultations wait for it
             release.clear()
-            held = threading.Event()
-
-            def blocker():
-                with gate.turn(BLOCKER):
-                    held.set()
-                    release.wait(10)
-
-            threading.Thread(target=blocker, daemon=True).start()
-            assert held.wait(5)
+            hold_gate(gate, BLOCKER, release)
             order = []  # the cases in the order they came to the waiting model
             for _ in range(4000):
                 for c in sorted(gate._waiting.items()):  # noqa: SLF001 - ticket order is arrival order
