@@ -48,7 +48,8 @@ from functools import lru_cache
 
 from agents.catalogue import CATALOGUE
 
-__all__ = ["TestName", "test_name", "answers", "closeness", "order_parts", "is_examination", "PHRASES", "GENERIC",
+__all__ = ["TestName", "test_name", "answers", "closeness", "order_parts", "is_examination", "is_whole_examination",
+           "PHRASES", "GENERIC",
            "SPECIMENS", "QUALIFIER_GROUPS", "METHODS", "ANALYTES"]
 
 # -- the tables (written for medsim) ----------------------------------------------------------
@@ -299,6 +300,24 @@ def is_examination(order: str) -> bool:
     signs), not a test: what the doctor's record and the tests-ordered scorer file apart."""
     o = order.lower()
     return "examination" in o or o.startswith("vital") or o.endswith(" exam")
+
+
+# words that ask for all of the physical examination, not a part of it ("a complete physical
+# examination", "head-to-toe exam"). Not "general": the catalogue's "General physical
+# examination" is the general part (appearance, pallor, jaundice), beside the systems'
+_WHOLE_EXAM = frozenset("complete clinical thorough entire whole systemic systematic routine detailed "
+                        "physical full comprehensive bedside".split())
+_HEAD_TO_TOE = re.compile(r"\bhead[\s-]+to[\s-]+toe\b", re.IGNORECASE)
+
+
+def is_whole_examination(order: str) -> bool:
+    """Whether an order asks for the physical examination as a whole, naming no system,
+    site or sign ("Physical examination", "Complete physical exam", "Examination"): all
+    of the examination's findings answer it, not the one part whose name happens to be
+    closest."""
+    head = _HEAD_TO_TOE.sub(" ", _PURPOSE.sub("", order.strip()).strip() or order.strip())
+    words = {w for w in canonical_words(head) if w not in _GRAMMAR}
+    return "exam" in words and words - {"exam"} <= _WHOLE_EXAM
 
 
 def order_parts(order: str) -> list[str]:

@@ -4,23 +4,30 @@ The default doctor (:class:`~agents.participants.llm.LLMDoctor`) decides each tu
 the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is described
 (written for medsim):
 
-1. **The chief complaint first**: its first turn asks what brought the patient in (the
-   demographics and the task it is told at the start, as every doctor is).
+1. **The chief complaint first, then a history and the examination**: its first turn
+   asks what brought the patient in (the demographics and the task it is told at the
+   start, as every doctor is); the next ones take the rest of a short history (onset and
+   course, other symptoms, past history and medicines, social history:
+   :data:`CHECKLIST`, the first ``history`` items), then it orders the physical
+   examination (vital signs included) where the protocol has a technician. These turns
+   call no model: a clinician takes them whatever the complaint, and a small model asked
+   to choose skips them (measured: 2.1 questions and 0.08 examinations a case).
 2. **A running differential in its own state**: each later turn is one call that reads
    what it has learned so far (a record, not the dialogue) and returns its leading
    conditions with a confidence each, and the one question or test that would best tell
    the two leading ones apart. The differential is logged (``differential`` events with
    ``final = false``) and never shown to the patient. A question or test it has already
-   asked is replaced by the next item of a short history checklist not yet covered.
+   asked is replaced by the next item of the checklist not yet covered.
 3. **The diagnosis in its own call, from a summarised record**: what the patient said
    (each answer with its question), the examination findings and the test results,
    sorted into the static prompt's form (``focused_final.txt``: the same sections the
    full-information static run reads), never the raw dialogue. It answers a ranked
    differential of up to five with confidences (the ``differential`` scorer's input); the
    first is the diagnosis.
-4. **It stops** when the differential is settled (the leading condition at least
-   ``settle`` confident and ``margin`` ahead of the next, once ``min_items`` things have
-   been learned and the protocol accepts a diagnosis) or on the last turn.
+4. **It stops** when the differential is settled (the same leading condition in the last
+   ``agree`` updates, at least ``settle`` confident and ``margin`` ahead of the next, once
+   ``min_items`` things have been learned and the protocol accepts a diagnosis: a small
+   model's confidence alone is near 0.9 whatever the case) or on the last turn.
 
 It is an :class:`LLMDoctor` (structured mode), so the wrappers and the world treat it as
 one: its history holds each turn's message and its JSON action, and the record is read
@@ -42,7 +49,7 @@ from agents.events import DifferentialGiven
 from agents.judge import normalise
 from agents.llm.base import CallContext, GenerateParams, Message
 from agents.llm.calls import generate_logged
-from agents.orders import is_examination
+from agents.orders import is_examination, is_whole_examination
 from agents.participants.base import Observation, Turn
 from agents.participants.llm import LLMDoctor
 from agents.prompts import render
@@ -50,13 +57,14 @@ from agents.protocol import DoctorAction, gathering_schema, parse_structured_tur
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
 __all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
-           "CHECKLIST"]
+           "CHECKLIST", "EXAMINATION"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
                                                "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
                "required": ["diagnosis", "confidence"], "additionalProperties": False}
 
-# the history a doctor covers when its own choice would repeat itself (written for medsim)
+# the history a doctor takes before choosing its own questions, and asks from when its own
+# choice would repeat itself (written for medsim)
 CHECKLIST = (
     "What brings you in today?",
     "When did this start, and how has it changed since?",
@@ -65,7 +73,8 @@ CHECKLIST = (
     "Do you smoke, drink alcohol or use drugs, and what work do you do?",
     "Has anyone in your family had anything similar?",
 )
-_BEDSIDE = ("Vital signs", "General physical examination")
+# the whole physical examination, vital signs included (agents.orders.is_whole_examination)
+EXAMINATION = "Physical examination"
 _SPEAKER = re.compile(r"^\s*([A-Z][A-Za-z ]{1,20}):\s*")
 
 
@@ -124,8 +133,11 @@ class Learned:
 
 @dataclass(frozen=True)
 class FocusedConfig:
+    history: int = 5  # checklist questions asked first, before the examination and the model's choices
+    examine: bool = True  # order the physical examination after them (where there is a technician)
     settle: float = 0.8  # the leading condition's confidence that settles the differential
     margin: float = 0.3  # ... and how far ahead of the next it must be
+    agree: int = 2  # ... in this many updates in a row naming the same leader
     min_items: int = 4  # things learned before it may settle early
     working: int = 3  # conditions in the running differential
     final: int = 5  # conditions in the final differential
@@ -144,6 +156,7 @@ class FocusedDoctor(LLMDoctor):
     case: Case | None = None
     focus: FocusedConfig = field(default_factory=FocusedConfig)
     working: list[tuple[str, float | None]] = field(default_factory=list)  # the running differential
+    leaders: list[str] = field(default_factory=list)  # each update's leading condition (normalised)
 
     def __post_init__(self) -> None:
         if self.case is None:
@@ -220,16 +233,15 @@ class FocusedDoctor(LLMDoctor):
                               self.policy)
         return out.text.strip()
 
-    def _next_from_checklist(self, asked: set[str], ordered: set[str]) -> DoctorAction | None:
-        """The first checklist question (then bedside examination) not yet done; None when
-        all are done: there is nothing new to ask."""
-        for q in CHECKLIST:
+    def _next_from_checklist(self, asked: set[str], ordered: set[str], upto: int | None = None,
+                             rule: str = "focused_checklist") -> DoctorAction | None:
+        """The first of the checklist's first ``upto`` questions (all when None), then the
+        physical examination, not yet done; None when all are done."""
+        for q in CHECKLIST[:upto]:
             if normalise(q) not in asked:
-                return DoctorAction("ask", q, "focused_checklist")
-        if self.measurement:
-            for t in _BEDSIDE:
-                if normalise(t) not in ordered:
-                    return DoctorAction("test", t, "focused_checklist")
+                return DoctorAction("ask", q, rule)
+        if self.measurement and self.focus.examine and not any(is_whole_examination(o) for o in ordered):
+            return DoctorAction("test", EXAMINATION, rule)
         return None
 
     def _update(self, obs: Observation) -> DoctorAction | None:
@@ -245,12 +257,14 @@ class FocusedDoctor(LLMDoctor):
         got = ranked(obj, self.focus.working)
         if got:
             self.working = got
+            self.leaders.append(normalise(got[0][0]))
             self.sink.emit(DifferentialGiven.of(obs.turn, got, final=False))
         nxt = obj.get("next") if isinstance(obj, dict) else None
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
         asked, ordered = self._asked()
-        if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or (
-                a.kind == "test" and normalise(a.text) in ordered) or a.kind == "diagnose":
+        again = a is not None and a.kind == "test" and (normalise(a.text) in ordered or is_whole_examination(a.text) and any(
+            is_whole_examination(o) for o in ordered))
+        if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or again or a.kind == "diagnose":
             return self._next_from_checklist(asked, ordered)
         return replace(a, rule=f"focused:{a.rule}")
 
@@ -259,7 +273,9 @@ class FocusedDoctor(LLMDoctor):
         if not obs.may_diagnose or len(self.learned()) < self.focus.min_items or not w or w[0][1] is None:
             return False
         second = w[1][1] if len(w) > 1 and w[1][1] is not None else 0.0
-        return w[0][1] >= self.focus.settle and w[0][1] - second >= self.focus.margin
+        last = self.leaders[-self.focus.agree:]
+        return (len(last) == self.focus.agree and len(set(last)) == 1 and w[0][1] >= self.focus.settle
+                and w[0][1] - second >= self.focus.margin)
 
     def _diagnose(self, obs: Observation) -> DoctorAction:
         reply = self._call(obs, [Message("user", self.vignette())], final_schema(self.focus.final),
@@ -279,6 +295,9 @@ class FocusedDoctor(LLMDoctor):
             action = self._diagnose(obs)
         elif len(self.history) == 1:
             action = DoctorAction("ask", CHECKLIST[0], "focused_opening")
+        elif (first := self._next_from_checklist(*self._asked(), upto=self.focus.history,
+                                                  rule="focused_history")) is not None:
+            action = first  # the history and the examination, before the model chooses
         else:
             nxt = self._update(obs)
             if self._settled(obs) or (nxt is None and obs.may_diagnose):

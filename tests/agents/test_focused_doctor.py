@@ -12,7 +12,7 @@ from agents.consultation import ConsultationConfig
 from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
-from agents.participants.focused import CHECKLIST, FocusedDoctor, ranked
+from agents.participants.focused import CHECKLIST, EXAMINATION, FocusedDoctor, ranked
 from tests.helpers import consult, of, roles
 
 
@@ -59,16 +59,32 @@ def run(case, doctor, max_turns=8):
                    rules=ConsultationConfig(max_turns=max_turns))
 
 
-def test_the_complaint_first_then_the_differential_chooses_and_is_never_told_to_the_patient(case):
+def test_the_complaint_first_then_the_history_and_the_examination_then_the_differential_chooses(case):
     doc = Doctor()
-    row, events = run(case, doc)
-    asked = [e["text"] for e in of(events, "utterance", speaker="doctor")]
-    assert asked[0] == CHECKLIST[0] and asked[1] == "Question number 1?"
+    row, events = run(case, doc, max_turns=10)
+    routes = of(events, "route")
+    history = len(CHECKLIST) - 1  # the family question is kept for when the model would repeat itself
+    assert [r["extracted"] for r in routes[:history]] == list(CHECKLIST[:history])
+    assert [r["rule"] for r in routes[:history + 1]] == ["focused_opening"] + ["focused_history"] * history
+    exam = routes[history]
+    assert exam["route"] == "measurement" and exam["extracted"] == EXAMINATION
+    got = of(events, "test_result")[0]
+    assert all(v.split()[0] in got["result"] for v in (f.split(": ", 1)[1] for f in _exam_findings(case)))
+    # no model call of the doctor's before the history and the examination are taken
+    first_call = of(events, "llm_call", role="doctor")[0]
+    assert first_call["turn"] == history + 2
+    assert routes[history + 1]["extracted"] == "Question number 1?"
     working = of(events, "differential", final=False)
     assert working and working[0]["items"][0] == {"diagnosis": "Myocardial infarction", "confidence": 0.5}
     for e in of(events, "llm_call", role="patient"):  # nothing of the working differential reaches the patient
         assert "Pericarditis" not in json.dumps(e["messages"])
     assert not any("Pericarditis" in e["text"] for e in of(events, "utterance", speaker="patient"))
+
+
+def _exam_findings(case):
+    from agents.cases.model import flatten
+
+    return [f"{' > '.join(p)}: {v}" for p, v in flatten(case.exam)]
 
 
 def test_the_diagnosis_is_a_ranked_differential_from_the_record_not_the_dialogue(case):
@@ -87,22 +103,34 @@ def test_the_diagnosis_is_a_ranked_differential_from_the_record_not_the_dialogue
 def test_a_settled_differential_stops_early_and_an_open_one_uses_the_budget(case):
     _, settled = run(case, Doctor(confidences=(95, 10)), max_turns=10)
     _, open_ = run(case, Doctor(confidences=(50, 45)), max_turns=10)
-    t_settled = of(settled, "diagnosis")[0]["turn"]
-    assert t_settled < 10 and t_settled >= 5  # after 4 things learned (and the protocol's minimum)
+    first_update = len(CHECKLIST) + 1  # after the history and the examination
+    # one confident update is not enough: the same leader twice in a row settles it
+    assert of(settled, "diagnosis")[0]["turn"] == first_update + 1
+    assert len(of(settled, "differential", final=False)) == 2
     assert of(open_, "diagnosis")[0]["turn"] == 10
 
 
 def test_a_repeated_question_is_replaced_by_the_next_checklist_item(case):
     doc = Doctor(nxt={"action": "ask_patient", "text": CHECKLIST[0]})  # the model asks the opening again and again
-    _, events = run(case, doc, max_turns=5)
-    asked = [e["text"] for e in of(events, "utterance", speaker="doctor")][:4]
-    assert asked == list(CHECKLIST[:4])
-    assert [e["rule"] for e in of(events, "route")][1:3] == ["focused_checklist", "focused_checklist"]
+    _, events = run(case, doc, max_turns=10)
+    routes = of(events, "route")
+    asked = [r["extracted"] for r in routes if r["route"] == "patient"]
+    assert asked == list(CHECKLIST)  # the family question, kept for this, comes after the examination
+    assert routes[len(CHECKLIST)]["rule"] == "focused_checklist"
+    # then nothing new is left to ask: it diagnoses rather than ask the same again
+    assert routes[-1]["route"] == "diagnosis" and routes[-1]["turn"] == len(CHECKLIST) + 2
+
+
+def test_the_model_ordering_the_whole_examination_again_is_a_repeat(case):
+    doc = Doctor(nxt={"action": "order_test", "test": "Complete physical examination"})
+    _, events = run(case, doc, max_turns=10)
+    exams = [r for r in of(events, "route") if r["route"] == "measurement"]
+    assert [r["extracted"] for r in exams] == [EXAMINATION]
 
 
 def test_a_final_answer_that_names_no_condition_falls_back_to_the_running_differential(case):
     doc = Doctor(final=("Chest pain", "Tachycardia"))  # findings, not conditions
-    row, events = run(case, doc, max_turns=4)
+    row, events = run(case, doc, max_turns=len(CHECKLIST) + 2)
     assert row["diagnosis"] == "Myocardial infarction"
     assert of(events, "route")[-1]["rule"] == "focused_working"
 
