@@ -28,8 +28,10 @@ class Doctor:
     name = "fake-doctor"
 
     def __init__(self, confidences=(50, 40), nxt=None, final=("Myocardial infarction", "Pericarditis", "GERD",
-                                                                "Aortic dissection", "Pneumonia")):
+                                                                "Aortic dissection", "Pneumonia"),
+                 leaders=("Myocardial infarction",)):
         self.confidences, self.nxt, self.final, self.prompts = confidences, nxt, final, []
+        self.leaders = leaders  # the working differential's leader, update by update (cycled)
 
     def generate(self, messages, params, ctx):
         schema = json.loads(params.response_schema or "{}")
@@ -44,7 +46,8 @@ class Doctor:
         if "next" in props:
             k = sum(1 for p in self.prompts if "next" in p[0])
             nxt = self.nxt or {"action": "ask_patient", "text": f"Question number {k}?"}
-            out = {"differential": [{"diagnosis": "Myocardial infarction", "confidence": self.confidences[0]},
+            out = {"differential": [{"diagnosis": self.leaders[(k - 1) % len(self.leaders)],
+                                     "confidence": self.confidences[0]},
                                     {"diagnosis": "Pericarditis", "confidence": self.confidences[1]}], "next": nxt}
         else:
             out = {"differential": [{"diagnosis": d, "confidence": 80 - 15 * i} for i, d in enumerate(self.final)]}
@@ -108,6 +111,10 @@ def test_a_settled_differential_stops_early_and_an_open_one_uses_the_budget(case
     assert of(settled, "diagnosis")[0]["turn"] == first_update + 1
     assert len(of(settled, "differential", final=False)) == 2
     assert of(open_, "diagnosis")[0]["turn"] == 10
+    # confident each time, but of another leader each time: not settled
+    _, wavering = run(case, Doctor(confidences=(95, 10), leaders=("Myocardial infarction", "Aortic dissection")),
+                      max_turns=10)
+    assert of(wavering, "diagnosis")[0]["turn"] == 10
 
 
 def test_a_repeated_question_is_replaced_by_the_next_checklist_item(case):

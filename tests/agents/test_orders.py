@@ -13,6 +13,7 @@ from agents.cases.registry import load_cases
 from agents.catalogue import CATALOGUE
 from agents.findings import match_order
 from agents.normal_results import POLICIES, synthesised_result
+from agents.orders import is_examination, is_whole_examination
 
 AGENTCLINIC = Path(__file__).resolve().parents[3] / "shared" / "data" / "agentclinic"
 
@@ -138,6 +139,27 @@ def test_blood_cultures_and_a_smear_are_not_a_complete_blood_count(all_cases):
     assert match_order(demo7, "Blood cultures") == [] and match_order(demo7, "Blood smear") == []
     assert [p for p, _ in match_order(demo7, "CBC")][0].startswith("Complete Blood Count")
     assert [p for p, _ in match_order(demo7, "Blood cultures and a CBC")][0].startswith("Complete Blood Count")
+
+
+@pytest.mark.parametrize("order", ["Physical examination", "Complete physical exam", "Full clinical examination",
+                                   "Head-to-toe examination", "Examination", "a thorough physical examination",
+                                   "Physical examination to look for signs of heart failure"])
+def test_an_order_for_the_whole_examination_gets_every_finding_of_it_on_every_case(all_cases, order):
+    """Not the one section whose name comes closest, and never a made-up normal examination
+    where the case records findings."""
+    for case in all_cases:
+        exam = {" > ".join(p) for p, _ in flatten(case.exam)}
+        assert {p for p, _ in match_order(case, order)} == exam, case.id
+        assert is_examination(order) and is_whole_examination(order)
+
+
+@pytest.mark.parametrize("order", ["General physical examination", "Abdominal examination", "Examination of the abdomen",
+                                   "Neurological exam", "Vital signs", "Rovsing sign", "Breast examination",
+                                   "Physical examination of the chest", "CT abdomen"])
+def test_an_examination_of_a_part_is_not_the_whole(all_cases, order):
+    assert not is_whole_examination(order)
+    demo2 = next(c for c in all_cases if c.id == "demo-002")
+    assert len(match_order(demo2, order)) < len(flatten(demo2.exam))
 
 
 def test_each_record_a_case_holds_is_found_by_its_own_name(all_cases):
