@@ -29,6 +29,7 @@ from functools import lru_cache
 import unicodedata
 from dataclasses import dataclass
 
+from agents.condition_codes import ConditionCodes
 from agents.events import EventSink, JudgeDecision
 from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
@@ -619,11 +620,37 @@ def initialism_of(short: str, name: str) -> bool:
     return s.lower() in _initials(name)
 
 
+_CODES = ConditionCodes(lambda name: " ".join(_words(name)))
+
+
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
     """Decide the clear cases without a model: no diagnosis, a question, a list, a
     negation or a sibling is wrong; the key (ignoring case, punctuation, spelling,
     articles, hedges, the key's parenthesised aliases, known abbreviations and synonyms)
-    or a more specific form of it is right; anything else is undecided."""
+    or a more specific form of it is right; then, of what is left, a name ICD-10-CM holds
+    under the key's code or a code beneath it is right (:mod:`agents.condition_codes`:
+    "Quinsy" for "Peritonsillar abscess", "Graves disease" for "Hyperthyroidism");
+    anything else is undecided."""
+    v = _precheck(diagnosis, truth)
+    if v.correct is not None or v.rule != "undecided" or diagnosis is None:
+        return v
+    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
+    dx = strip_hedges(raw) or raw
+    head = _head(dx)[0]
+    main, aliases = _key_forms(truth)
+    for d in dict.fromkeys(x for x in (dx, head.text if head else "") if x):
+        for t in dict.fromkeys((truth, main, *aliases)):
+            got = _CODES.relation(d, t)
+            if got:
+                how, mine, theirs = got
+                said = (f"ICD-10-CM holds '{d[:80]}' and '{t}' under one code ({mine})" if how == "same" else
+                        f"ICD-10-CM holds '{d[:80]}' ({mine}) under '{t}' ({theirs})")
+                return Verdict(True, "precheck", f"icd10cm_{how}", said)
+    return v
+
+
+def _precheck(diagnosis: str | None, truth: str) -> Verdict:
+    """:func:`precheck` without ICD-10-CM."""
     if diagnosis is None or not normalise(diagnosis):
         return Verdict(False, "precheck", "no_diagnosis", "no diagnosis was given")
     raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])  # past that it is too long whatever it holds

@@ -1,0 +1,98 @@
+"""ICD-10-CM as the judge's pre-check reads it (agents.condition_codes): synonyms from
+titles, bracketed names and inclusion terms; a more specific form by the code's
+hierarchy; never a verdict that two names differ."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.condition_codes import ConditionCodes, data_file
+from agents.judge import _words, precheck
+
+
+def key(name: str) -> str:
+    return " ".join(_words(name))
+
+
+TABULAR = """<?xml version="1.0" encoding="utf-8"?>
+<ICD10CM.tabular>
+  <chapter><name>1</name><desc>Some infections</desc>
+    <section id="B00-B09"><desc>Viral infections</desc>
+      <diag><name>B08</name><desc>Other viral infections of skin</desc>
+        <diag><name>B08.3</name><desc>Erythema infectiosum [fifth disease]</desc></diag>
+      </diag>
+    </section>
+    <section id="E00-E07"><desc>Thyroid</desc>
+      <diag><name>E05</name><desc>Thyrotoxicosis [hyperthyroidism]</desc>
+        <diag><name>E05.0</name><desc>Thyrotoxicosis with diffuse goiter</desc>
+          <inclusionTerm><note>Exophthalmic or toxic goiter NOS</note><note>Graves' disease</note></inclusionTerm>
+          <diag><name>E05.00</name><desc>Thyrotoxicosis with diffuse goiter without thyrotoxic crisis or storm</desc></diag>
+        </diag>
+        <diag><name>E05.1</name><desc>Thyrotoxicosis with toxic single thyroid nodule</desc></diag>
+      </diag>
+    </section>
+    <section id="J30-J39"><desc>Upper airway</desc>
+      <diag><name>J36</name><desc>Peritonsillar abscess</desc>
+        <includes><note>abscess of tonsil</note><note>quinsy</note></includes>
+      </diag>
+      <diag><name>J45</name><desc>Asthma</desc>
+        <diag><name>J45.909</name><desc>Unspecified asthma, uncomplicated</desc></diag>
+      </diag>
+    </section>
+  </chapter>
+</ICD10CM.tabular>
+"""
+
+
+@pytest.fixture()
+def small(tmp_path: Path) -> ConditionCodes:
+    (tmp_path / "tabular.xml").write_text(TABULAR, encoding="utf-8")
+    return ConditionCodes(key, tmp_path / "tabular.xml")
+
+
+def test_titles_bracketed_names_and_inclusion_terms_are_names_of_their_code(small):
+    assert small.codes("Fifth disease") == {"B08.3"} == small.codes("erythema infectiosum")
+    assert small.codes("Quinsy") == {"J36"} and small.codes("Graves disease") == {"E05.0"}
+    assert small.codes("Exophthalmic goiter") == set()  # shares the title's "goiter": a neighbour, not a name
+    assert small.codes("Hyperthyroidism") == {"E05"} == small.codes("Thyrotoxicosis")
+
+
+def test_one_code_is_the_same_and_a_code_beneath_is_more_specific(small):
+    assert small.relation("Quinsy", "Peritonsillar abscess") == ("same", "J36", "J36")
+    assert small.relation("Graves' disease", "Hyperthyroidism") == ("more_specific", "E05.0", "E05")
+
+
+def test_it_never_says_two_names_differ_nor_that_one_is_broader(small):
+    assert small.relation("Hyperthyroidism", "Graves disease") is None  # broader: not its to say
+    assert small.relation("Thyrotoxicosis with toxic single thyroid nodule", "Graves disease") is None  # siblings
+    assert small.relation("Asthma", "Quinsy") is None
+    assert small.relation("Lockjaw", "Tetanus") is None  # a name it does not hold says nothing
+    assert small.relation("Peritonsillar", "Peritonsillar abscess") is None  # no partial matching
+
+
+def test_no_data_file_means_no_names(tmp_path):
+    assert ConditionCodes(key, tmp_path / "missing.xml").relation("Quinsy", "Peritonsillar abscess") is None
+
+
+@pytest.mark.skipif(data_file() is None, reason="simple-icd-10-cm is not installed")
+@pytest.mark.parametrize("diagnosis, truth, rule", [
+    ("Quinsy", "Peritonsillar abscess", "icd10cm_same"),
+    ("Hansen disease", "Leprosy", "icd10cm_same"),
+    ("Scarlatina", "Scarlet fever", "icd10cm_same"),
+    ("Probably Athlete's foot", "Tinea pedis", "icd10cm_same"),  # a hedge is no obstacle
+    ("Graves disease", "Hyperthyroidism", "icd10cm_more_specific"),
+])
+def test_the_pre_check_names_icd_10_cm_beside_its_verdict(diagnosis, truth, rule):
+    v = precheck(diagnosis, truth)
+    assert (v.correct, v.method, v.rule) == (True, "precheck", rule) and "ICD-10-CM" in v.rationale
+
+
+@pytest.mark.skipif(data_file() is None, reason="simple-icd-10-cm is not installed")
+@pytest.mark.parametrize("diagnosis, truth", [
+    ("Crohn disease", "Ulcerative colitis"), ("Hyperthyroidism", "Graves disease"), ("Diabetes insipidus",
+                                                                                     "Diabetes mellitus"),
+    ("Cushing syndrome", "Cushing disease"), ("Peritonsillar cellulitis", "Quinsy"), ("Not quinsy", "Quinsy"),
+])
+def test_what_icd_10_cm_groups_or_a_negation_is_not_called_right(diagnosis, truth):
+    assert precheck(diagnosis, truth).correct is not True
