@@ -21,6 +21,9 @@ TABULAR = """<?xml version="1.0" encoding="utf-8"?>
     <section id="B00-B09"><desc>Viral infections</desc>
       <diag><name>B08</name><desc>Other viral infections of skin</desc>
         <diag><name>B08.3</name><desc>Erythema infectiosum [fifth disease]</desc></diag>
+        <diag><name>B08.8</name><desc>Other specified viral infections characterized by skin lesions</desc>
+          <inclusionTerm><note>Foot-and-mouth disease</note><note>Tanapox</note></inclusionTerm>
+        </diag>
       </diag>
     </section>
     <section id="E00-E07"><desc>Thyroid</desc>
@@ -67,6 +70,7 @@ def test_it_never_says_two_names_differ_nor_that_one_is_broader(small):
     assert small.relation("Hyperthyroidism", "Graves disease") is None  # broader: not its to say
     assert small.relation("Thyrotoxicosis with toxic single thyroid nodule", "Graves disease") is None  # siblings
     assert small.relation("Asthma", "Quinsy") is None
+    assert small.relation("Foot-and-mouth disease", "Tanapox") is None  # an "Other ..." code lists conditions
     assert small.relation("Lockjaw", "Tetanus") is None  # a name it does not hold says nothing
     assert small.relation("Peritonsillar", "Peritonsillar abscess") is None  # no partial matching
 
