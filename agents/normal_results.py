@@ -20,6 +20,14 @@ same: a ``synthesised_result`` event with its ``policy``). The policy, by kind o
 A pregnancy test for a patient the case says is pregnant ("at 38 weeks' gestation",
 "gravida 2", "she is pregnant") is "Positive" (``implied_by_case``), never "Negative".
 
+A test that measures a condition the case says the patient has (an HbA1c or a glucose for a
+known diabetic, an HIV test for a patient living with HIV, thyroid function for one on
+levothyroxine, a urine drug screen for one who uses cocaine: :data:`KNOWN_CONDITIONS`, in
+the patient's own account, negated and family-history sentences aside) gets no made-up
+normal value, which would contradict the case, and no made-up abnormal one, which would
+invent a fact: "No value recorded; not assumed normal, as the patient has known ..."
+(``known_condition``).
+
 A normal value never contradicts what the case records: a part of it whose analyte the
 case measured in blood under another test (an arterial blood gas ordered where a venous
 one is recorded: pH, bicarbonate, PCO2) is not made up but given as recorded, named with
@@ -34,10 +42,10 @@ from typing import Sequence
 
 from agents.orders import METHODS, answers, closeness, test_name
 
-__all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "Synthesised", "synthesised_result", "normal_result",
-           "analyte"]
+__all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "KNOWN_CONDITIONS", "Synthesised", "synthesised_result",
+           "normal_result", "analyte"]
 
-POLICIES = ("normal_value", "no_abnormality_recorded", "not_indicated", "implied_by_case")
+POLICIES = ("normal_value", "no_abnormality_recorded", "not_indicated", "implied_by_case", "known_condition")
 NO_ABNORMALITY = "No abnormality recorded"
 
 NORMAL_VALUES: dict[str, str] = {
@@ -247,6 +255,48 @@ def _pregnancy(demographics: str, story: str) -> Synthesised | None:
     return None
 
 
+# the NORMAL_VALUES entries that measure a condition, and how a patient's account names it
+# (written for medsim): a normal value would contradict a patient known to have it
+_DIABETES = r"diabet\w*|\bDKA\b|\bT[12]DM\b|\bN?IDDM\b|insulin[- ]dependent|on insulin|metformin"
+KNOWN_CONDITIONS: dict[str, str] = {
+    "HbA1c": _DIABETES,
+    "Blood glucose": _DIABETES,
+    "Thyroid function tests": r"hypothyroid\w*|hyperthyroid\w*|thyrotoxic\w*|graves'?\s+disease|hashimoto\w*(?: thyroiditis)?|"
+                              r"thyroiditis|levothyroxine|carbimazole|methimazole|propylthiouracil",
+    "Renal function tests": r"chronic kidney disease|\bCKD\b|(?:renal|kidney) (?:failure|insufficiency|impairment)|"
+                            r"dialysis|diabetic nephropathy",
+    "Liver function tests": r"cirrhosis|chronic hepatitis|(?:chronic )?liver (?:disease|failure)",
+    "Coagulation studies": r"warfarin|ha?emophilia|von willebrand\w*|anticoagula\w*",
+    "Lipid panel": r"hyperlipid\w*|hypercholesterol\w*|dyslipid\w*",
+    "HIV test": r"\bHIV\b(?!-? ?negative)|\bAIDS\b",
+    "Hepatitis serology": r"hepatitis [BC]\b|\bHBV\b|\bHCV\b",
+    "Iron studies": r"ha?emochromatosis|iron[- ]deficiency",
+    "Vitamin B12 and folate": r"pernicious an\w*|B12 deficiency|folate deficiency",
+    "Complete blood count": r"sickle[- ]cell (?:disease|an\w*)|thalass\w*|leuk\w*mia|myeloma",
+    "Urine drug screen": r"cocaine|heroin|methamphetamine|amphetamines?|cannabis|marijuana|illicit drugs?|"
+                         r"(?:intravenous|injection) drug use|uses? (?:recreational )?drugs",
+    "Autoimmune antibodies": r"(?:systemic )?lupus|\bSLE\b|rheumatoid arthritis",
+    "Cortisol level": r"cushing\w*|addison\w*|adrenal insufficiency",
+    "Serum calcium": r"hyperparathyroid\w*|hypoparathyroid\w*|hypercalc\w*|hypocalc\w*",
+}
+_NEGATED = re.compile(r"\b(?:not?|never|denies|denied|without|negative|free of|non-?\w*)\b", re.IGNORECASE)
+_RELATIVE = re.compile(r"\b(?:mother|father|sister|brother|sibling|parents?|grand\w+|aunt|uncle|cousin|family|"
+                       r"son|daughter|husband|wife|partner)\b", re.IGNORECASE)
+
+
+def _known_condition(entry: str, story: str) -> str | None:
+    """The words of the patient's account that say the patient has what ``entry``
+    measures (None: it does not say so, or says so only negated or of a relative)."""
+    pattern = KNOWN_CONDITIONS.get(entry)
+    if pattern is None:
+        return None
+    for sentence in re.split(r"(?<=[.;])\s+", story):
+        m = re.search(pattern, sentence, re.IGNORECASE)
+        if m and not _NEGATED.search(sentence) and not _RELATIVE.search(sentence):
+            return m.group(0)
+    return None
+
+
 def synthesised_result(test: str, demographics: str = "", records: Sequence[tuple[str, str]] = (),
                        story: str = "") -> Synthesised:
     """The result reported for ``test`` when the case has no record of it, by the policy
@@ -266,6 +316,10 @@ def synthesised_result(test: str, demographics: str = "", records: Sequence[tupl
     if name.methods & _IMAGING_OR_PROCEDURE:
         return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "imaging_or_procedure")
     entry = _entry(test)
+    known = _known_condition(entry, story) if entry is not None else None
+    if known is not None:
+        return Synthesised(f"No value recorded; not assumed normal, as the patient has known {known}",
+                           "known_condition", "known_condition", entry)
     if entry is not None:
         text, used = _keep_to_records(entry, NORMAL_VALUES[entry], records)
         return Synthesised(text, "normal_value", "normal_value", entry, used)

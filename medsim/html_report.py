@@ -405,7 +405,8 @@ def transcript_items(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
             continue
         elif t == "synthesised_result":
             how = {"no_abnormality_recorded": "no abnormality recorded", "not_indicated": "not indicated",
-                   "implied_by_case": "the result the case implies"}.get(str(e.get("policy")), "a normal result")
+                   "implied_by_case": "the result the case implies",
+                   "known_condition": "no value: not assumed normal for a known condition"}.get(str(e.get("policy")), "a normal result")
             items.append({"kind": "guard", "turn": turn, "label": f"no record of {e.get('test')}: {how} "
                           "was synthesised", "text": e.get("text")})
         elif t in ("test_refused", "budget_refused"):

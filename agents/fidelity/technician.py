@@ -81,7 +81,7 @@ def plausible_synthesis(test: str, text: str, demographics: str = "", records: S
     (``records`` and ``story``: the case's, which a made-up value may not contradict)."""
     got = text.split(":", 2)[-1].strip() if text.upper().startswith("RESULTS:") else text.strip()
     expected = synthesised_result(test, demographics, records, story)
-    if expected.policy == "implied_by_case":  # what the case says decides it: nothing else will do
+    if expected.policy in ("implied_by_case", "known_condition"):  # what the case says decides it: nothing else will do
         return got == expected.text
     if got.lower().startswith(NO_ABNORMALITY.lower()) or got.lower().startswith("not indicated"):
         return True

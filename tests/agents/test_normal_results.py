@@ -123,3 +123,43 @@ def test_a_negative_pregnancy_test_for_a_pregnant_patient_is_implausible_to_the_
     for said in ("RESULTS: Pregnancy test: Negative", "RESULTS: Pregnancy test: Not indicated (male patient)",
                  "RESULTS: Pregnancy test: No abnormality recorded"):
         assert check_technician(case, "Pregnancy test", said, {"text": said}).plausible is False, said
+
+
+@pytest.mark.parametrize("order, story, known", [
+    ("HbA1c", "She has had insulin-treated diabetes since she was 11.", "diabetes"),
+    ("Blood glucose", "He has a history of type 2 diabetes mellitus, hypertension and gout.", "diabetes"),
+    ("HIV antibody test", "Known history of HIV, on antiretroviral therapy.", "HIV"),
+    ("Thyroid function tests", "She takes levothyroxine every morning.", "levothyroxine"),
+    ("Thyroid function tests", "Past history: Hashimoto thyroiditis.", "Hashimoto thyroiditis"),
+    ("Urine drug screen", "He uses cocaine at weekends and drinks alcohol socially.", "cocaine"),
+    ("INR", "He takes warfarin for atrial fibrillation.", "warfarin"),
+    ("Renal function tests", "Mild chronic kidney disease.", "chronic kidney disease"),
+])
+def test_a_marker_of_a_condition_the_patient_has_is_not_made_up_normal(order, story, known):
+    s = synthesised_result(order, "50-year-old woman", (), story)
+    assert s.policy == "known_condition" and s.text.endswith(f"known {known}"), s
+    assert not any(v in s.text for v in NORMAL_VALUES.values())
+
+
+@pytest.mark.parametrize("order, story", [
+    ("HbA1c", "No history of diabetes."),
+    ("HbA1c", "Her mother has type 2 diabetes."),
+    ("HbA1c", "She denies diabetes or hypertension."),
+    ("HIV test", "He was HIV-negative last year."),
+    ("Urine drug screen", "He does not use illicit drugs."),
+    ("HbA1c", "She has hypertension and asthma."),
+    ("Complete blood count", "He has type 2 diabetes."),  # another condition's marker
+])
+def test_a_condition_negated_of_a_relative_or_not_measured_by_the_test_leaves_the_normal_value(order, story):
+    assert synthesised_result(order, "50-year-old woman", (), story).policy == "normal_value"
+
+
+def test_the_technician_says_so_and_the_fidelity_pre_check_holds_a_normal_value_implausible():
+    from agents.cases.registry import load_cases
+
+    dka = next(c for c in load_cases("demo")[0] if c.id == "demo-011")  # insulin-treated diabetes since she was 11
+    turn = Hinted(_Never(), dka, ListSink()).act(Observation(turn=2, text="HbA1c", order="HbA1c"))
+    assert turn.source == "synthesised" and "not assumed normal" in turn.text and turn.text.endswith("known diabetes")
+    assert check_technician(dka, "HbA1c", turn.text, {"text": turn.text}).plausible is True
+    for said in (f"RESULTS: HbA1c: {NORMAL_VALUES['HbA1c']}", "RESULTS: HbA1c: No abnormality recorded"):
+        assert check_technician(dka, "HbA1c", said, {"text": said}).plausible is False, said
