@@ -635,17 +635,15 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     if v.correct is not None or v.rule != "undecided" or diagnosis is None:
         return v
     raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
-    dx = strip_hedges(raw) or raw
-    head = _head(dx)[0]
+    dx = strip_hedges(raw) or raw  # the whole answer, looked up whole: "Pneumonia and sepsis" is not pneumonia's name
     main, aliases = _key_forms(truth)
-    for d in dict.fromkeys(x for x in (dx, head.text if head else "") if x):
-        for t in dict.fromkeys((truth, main, *aliases)):
-            got = _CODES.relation(d, t)
-            if got:
-                how, mine, theirs = got
-                said = (f"ICD-10-CM holds '{d[:80]}' and '{t}' under one code ({mine})" if how == "same" else
-                        f"ICD-10-CM holds '{d[:80]}' ({mine}) under '{t}' ({theirs})")
-                return Verdict(True, "precheck", f"icd10cm_{how}", said)
+    for t in dict.fromkeys((truth, main, *aliases)):
+        got = _CODES.relation(dx, t)
+        if got:
+            how, mine, theirs = got
+            said = (f"ICD-10-CM holds '{dx[:80]}' and '{t}' under one code ({mine})" if how == "same" else
+                    f"ICD-10-CM holds '{dx[:80]}' ({mine}) under '{t}' ({theirs})")
+            return Verdict(True, "precheck", f"icd10cm_{how}", said)
     return v
 
 

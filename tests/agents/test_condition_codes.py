@@ -97,6 +97,7 @@ def test_the_pre_check_names_icd_10_cm_beside_its_verdict(diagnosis, truth, rule
     ("Crohn disease", "Ulcerative colitis"), ("Hyperthyroidism", "Graves disease"), ("Diabetes insipidus",
                                                                                      "Diabetes mellitus"),
     ("Cushing syndrome", "Cushing disease"), ("Peritonsillar cellulitis", "Quinsy"), ("Not quinsy", "Quinsy"),
+    ("Pneumonia and sepsis", "Pneumonia"), ("Quinsy or epiglottitis", "Peritonsillar abscess"),
 ])
 def test_what_icd_10_cm_groups_or_a_negation_is_not_called_right(diagnosis, truth):
     assert precheck(diagnosis, truth).correct is not True
