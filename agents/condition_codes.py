@@ -15,7 +15,9 @@ It never says two names differ: conditions a doctor tells apart share a code or 
 sibling codes often enough (a classification groups for counting, not for diagnosis), and
 a name it does not hold says nothing. Measured on the judge's shipped pairs (issue 22):
 of the pairs the pre-check left undecided, it named 10 the same or more specific, all
-labelled correct, and it called none labelled wrong the same.
+labelled correct, and it called none labelled wrong the same; the pre-check alone went
+from 0.861 to 0.910 agreement, and with the embedded model judge on what is left from
+0.905 to 0.940 (held-out part 0.902 to 0.927; ``benchmarks/judge_pairs.py --format json``).
 
 A code's names are its title and the title's bracketed alternatives, and those of its
 inclusion terms that share no word with the title: a code also counts neighbouring
