@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from agents.orders import METHODS, answers, closeness, test_name
+from agents.suites.negation import about_someone_else
 
 __all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "KNOWN_CONDITIONS", "Synthesised", "synthesised_result",
            "normal_result", "analyte"]
@@ -280,8 +281,6 @@ KNOWN_CONDITIONS: dict[str, str] = {
     "Serum calcium": r"hyperparathyroid\w*|hypoparathyroid\w*|hypercalc\w*|hypocalc\w*",
 }
 _NEGATED = re.compile(r"\b(?:not?|never|denies|denied|without|negative|free of|non-?\w*)\b", re.IGNORECASE)
-_RELATIVE = re.compile(r"\b(?:mother|father|sister|brother|sibling|parents?|grand\w+|aunt|uncle|cousin|family|"
-                       r"son|daughter|husband|wife|partner)\b", re.IGNORECASE)
 
 
 def _known_condition(entry: str, story: str) -> str | None:
@@ -292,7 +291,7 @@ def _known_condition(entry: str, story: str) -> str | None:
         return None
     for sentence in re.split(r"(?<=[.;])\s+", story):
         m = re.search(pattern, sentence, re.IGNORECASE)
-        if m and not _NEGATED.search(sentence) and not _RELATIVE.search(sentence):
+        if m and not _NEGATED.search(sentence) and not about_someone_else(sentence):
             return m.group(0)
     return None
 

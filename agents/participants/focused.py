@@ -23,7 +23,8 @@ the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is d
    sorted into the static prompt's form (``focused_final.txt``: the same sections the
    full-information static run reads), never the raw dialogue. It answers a ranked
    differential of up to five with confidences (the ``differential`` scorer's input); the
-   first is the diagnosis.
+   first is the diagnosis. A condition the patient said they already have goes to the end
+   of it (:func:`demote_known`): the diagnosis is of the new problem.
 4. **It stops** when the differential is settled (the same leading condition in the last
    ``agree`` updates, at least ``settle`` confident and ``margin`` ahead of the next, once
    ``min_items`` things have been learned and the protocol accepts a diagnosis: a small
@@ -46,6 +47,8 @@ from agents.cases.model import Case, format_facts
 from agents.catalogue import CATALOGUE
 from agents.condition_names import not_a_condition_name
 from agents.events import DifferentialGiven
+from agents.fidelity.facts import claim_concepts
+from agents.suites.negation import about_someone_else
 from agents.judge import normalise
 from agents.llm.base import CallContext, GenerateParams, Message
 from agents.llm.calls import generate_logged
@@ -57,7 +60,7 @@ from agents.protocol import DoctorAction, gathering_schema, parse_structured_tur
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
 __all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
-           "CHECKLIST", "EXAMINATION"]
+           "CHECKLIST", "EXAMINATION", "demote_known"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
                                                "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
@@ -112,6 +115,20 @@ def ranked(obj: Any, limit: int = 5) -> list[tuple[str, float | None]]:
         if len(out) == limit:
             break
     return out
+
+
+def demote_known(items: list[tuple[str, float | None]], known: str) -> list[tuple[str, float | None]]:
+    """The differential with the conditions the patient said they already have (``known``:
+    their answer about medical conditions and medicines) moved to its end, in their order:
+    the diagnosis is of the problem that brought them in, and a small model reading a
+    record tends to name the history it was told ("Crohn disease" first for a patient on
+    natalizumab with new ataxia and an MRI of PML)."""
+    own = " ".join(x for x in re.split(r"(?<=[.;])\s+", known) if not about_someone_else(x))  # not a relative's
+    told = {c for c, denied in claim_concepts(own) if not denied}  # "no heart problems" is not a heart problem
+    if not told:
+        return items
+    old = [it for it in items if (have := {c for c, _ in claim_concepts(it[0])}) and have <= told]
+    return [it for it in items if it not in old] + old
 
 
 def _json(text: str) -> Any:
@@ -184,6 +201,11 @@ class FocusedDoctor(LLMDoctor):
             kind = "patient" if a.kind == "ask" else "exam" if is_examination(a.text) else "test"
             out.append(Learned(kind, a.text, text))
         return out
+
+    def known_conditions(self) -> str:
+        """What the patient answered to the checklist's question about medical conditions
+        and medicines ("" when not asked)."""
+        return " ".join(x.answer for x in self.learned() if x.kind == "patient" and x.asked == CHECKLIST[3])
 
     def _asked(self) -> tuple[set[str], set[str]]:
         qs, orders = set(), set()
@@ -280,7 +302,7 @@ class FocusedDoctor(LLMDoctor):
     def _diagnose(self, obs: Observation) -> DoctorAction:
         reply = self._call(obs, [Message("user", self.vignette())], final_schema(self.focus.final),
                            self.focus.final_tokens)
-        got = ranked(_json(reply), self.focus.final)
+        got = demote_known(ranked(_json(reply), self.focus.final), self.known_conditions())
         rule = "focused_final"
         if not got and self.working:  # the final call named no condition: the running differential stands
             got, rule = self.working, "focused_working"

@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Negation", "Conflict", "Repair", "stem", "negations", "concepts", "conflicts", "restore"]
+__all__ = ["Negation", "Conflict", "Repair", "stem", "negations", "concepts", "conflicts", "restore", "about_someone_else"]
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,]\d+)*|[.;:!?()\[\],]")
 _PUNCT = frozenset(".;:!?()[]")
@@ -100,6 +100,18 @@ _STOP_WORDS = (
     # the cues themselves
     " no not never none nothing nor neither without non deny denies denied denying negative positive free "
     "absence absent")
+
+
+# ConText's "experiencer" (Harkema et al., 2009): a sentence about a relative tells of their
+# condition, not the patient's ("My mother has an underactive thyroid")
+_SOMEONE_ELSE = re.compile(r"\b(?:mother|father|sister|brother|sibling|parents?|grand\w+|aunt|uncle|cousin|family|"
+                           r"son|daughter|husband|wife|partner|mum|mom|dad)\b", re.IGNORECASE)
+
+
+def about_someone_else(sentence: str) -> bool:
+    """Whether a sentence speaks of a relative (see ``_SOMEONE_ELSE``): what it names is
+    not the patient's."""
+    return bool(_SOMEONE_ELSE.search(sentence))
 
 
 def stem(word: str) -> str:

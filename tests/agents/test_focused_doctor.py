@@ -191,3 +191,32 @@ def test_consult_prints_the_diagnosis_once_and_the_differential_s_other_items_as
                  "--max-turns", "6"]) == 0
     out = capsys.readouterr().out
     assert out.count("\nDiagnosis: ") == 1 and out.count("(differential: ") == 4
+
+
+def test_a_condition_the_patient_already_has_goes_to_the_end_of_the_differential():
+    from agents.participants.focused import demote_known
+
+    items = [("Crohn disease", 0.9), ("Progressive multifocal leukoencephalopathy", 0.8), ("Multiple sclerosis", 0.5)]
+    known = "Crohn disease diagnosed 2 years ago. Current treatment includes natalizumab for the past year."
+    assert [d for d, _ in demote_known(items, known)] == ["Progressive multifocal leukoencephalopathy",
+                                                         "Multiple sclerosis", "Crohn disease"]
+    assert demote_known(items, "") == items and demote_known(items, "No medical problems.") == items
+    assert demote_known(items, "I have never had Crohn disease.") == items  # denied: not a condition they have
+    assert demote_known(items, "No illnesses. My mother has Crohn disease.") == items  # a relative's
+    # a complication of the known condition is new: all of a condition's words must be what they said
+    dka = [("Type 2 diabetes", 0.9), ("Diabetic ketoacidosis", 0.8), ("Pneumonia", 0.3)]
+    assert [d for d, _ in demote_known(dka, "Type 2 diabetes on insulin.")] == ["Diabetic ketoacidosis", "Pneumonia",
+                                                                               "Type 2 diabetes"]
+
+
+def test_the_focused_doctor_diagnoses_the_new_problem_not_the_history_it_was_told():
+    pneumonia = next(c for c in load_cases("demo")[0] if c.id == "demo-005")  # "Type 2 diabetes on metformin. ..."
+    doc = Doctor(final=("Type 2 diabetes", "Community-acquired pneumonia", "Pulmonary embolism", "Sepsis",
+                        "Chronic kidney disease"))
+    row, events = run(pneumonia, doc, max_turns=10)
+    told = next(e["text"] for e in of(events, "utterance", speaker="patient") if e["turn"] == 4)
+    assert "type 2 diabetes" in told.lower() and "chronic kidney disease" in told.lower()
+    assert row["diagnosis"] == "Community-acquired pneumonia"
+    items = [i["diagnosis"] for i in of(events, "differential", final=True)[0]["items"]]
+    assert items == ["Community-acquired pneumonia", "Pulmonary embolism", "Sepsis", "Type 2 diabetes",
+                     "Chronic kidney disease"]
