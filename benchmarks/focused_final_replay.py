@@ -30,7 +30,7 @@ from agents.judge import JudgeUnparsed, judge_diagnosis  # noqa: E402
 from agents.llm.base import CallContext, GenerateParams, Message  # noqa: E402
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool  # noqa: E402
 from agents.llm.local_model import embedded_model_path  # noqa: E402
-from agents.participants.focused import CHECKLIST, demote_known, ranked  # noqa: E402
+from agents.participants.focused import CHECKLIST, FocusedConfig, demote_known, final_schema, ranked  # noqa: E402
 from agents.prompts import template_text  # noqa: E402
 from agents.stats import mcnemar_exact, paired_difference_interval, wilson_interval  # noqa: E402
 
@@ -38,8 +38,11 @@ _MARK = "\nReply with JSON"
 
 
 def _final_call(events: list[dict]) -> dict | None:
+    """The doctor's diagnosis call: the one asked for the final differential's schema (as
+    the focused doctor writes it)."""
+    final = json.dumps(final_schema(FocusedConfig().final), sort_keys=True)
     calls = [e for e in events if e.get("type") == "llm_call" and e.get("role") == "doctor"
-             and '"minItems": 5' in str((e.get("params") or {}).get("response_schema") or "")]
+             and (e.get("params") or {}).get("response_schema") == final]
     return calls[-1] if calls else None
 
 

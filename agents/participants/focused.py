@@ -131,6 +131,11 @@ def demote_known(items: list[tuple[str, float | None]], known: str) -> list[tupl
     return [it for it in items if it not in old] + old
 
 
+def _examined(ordered: set[str]) -> bool:
+    """Whether the whole physical examination is among the (normalised) orders, however worded."""
+    return any(is_whole_examination(o) for o in ordered)
+
+
 def _json(text: str) -> Any:
     try:
         return json.loads(text, strict=False)
@@ -262,7 +267,7 @@ class FocusedDoctor(LLMDoctor):
         for q in CHECKLIST[:upto]:
             if normalise(q) not in asked:
                 return DoctorAction("ask", q, rule)
-        if self.measurement and self.focus.examine and not any(is_whole_examination(o) for o in ordered):
+        if self.measurement and self.focus.examine and not _examined(ordered):
             return DoctorAction("test", EXAMINATION, rule)
         return None
 
@@ -284,8 +289,8 @@ class FocusedDoctor(LLMDoctor):
         nxt = obj.get("next") if isinstance(obj, dict) else None
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
         asked, ordered = self._asked()
-        again = a is not None and a.kind == "test" and (normalise(a.text) in ordered or is_whole_examination(a.text) and any(
-            is_whole_examination(o) for o in ordered))
+        again = a is not None and a.kind == "test" and (
+            normalise(a.text) in ordered or is_whole_examination(a.text) and _examined(ordered))
         if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or again or a.kind == "diagnose":
             return self._next_from_checklist(asked, ordered)
         return replace(a, rule=f"focused:{a.rule}")
