@@ -10,7 +10,7 @@ from agents.llm.base import Output
 from agents.results import read_results
 from agents.suites.generate import GenerateSpec, Generator, scripted_case
 from medsim.cli import main
-from tests.automedic_items import SUITABLE, write_items
+from tests.automedic_items import write_items
 
 
 def _convert(tmp_path):
@@ -157,4 +157,3 @@ def test_generation_retries_on_invalid_output(tmp_path):
     with pytest.raises(GenerateError):
         Generator(_Never(), sink, retries=1).generate(GenerateSpec(2))
     assert [e["valid"] for e in sink.events if e["type"] == "case_generated"] == [False, False]
-    assert SUITABLE  # the fixtures module is shared with tests/agents/test_automedic.py
