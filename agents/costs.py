@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agents.findings import tokens
+from agents.orders import order_tests
 
 __all__ = ["PriceTable", "price_table", "case_cost"]
 
@@ -78,7 +79,9 @@ def case_cost(events: Sequence[Mapping[str, Any]], table: PriceTable | None = No
     refused = {(e["turn"], e["test"]) for e in events if e.get("type") in ("budget_refused", "test_refused")}
     tests = [(e["turn"], e["test"]) for e in events if e.get("type") == "test_requested"]
     questions = sum(1 for e in events if e.get("type") == "route" and e.get("route") == "patient")
-    test_cost = sum(t.test_price(name)[0] for turn, name in tests if (turn, name) not in refused)
+    # an order of several tests ("CBC; chest X-ray") costs each of them
+    test_cost = sum(t.test_price(part)[0] for turn, name in tests if (turn, name) not in refused
+                    for part in order_tests(name))
     q_cost = max(0, questions - t.free_questions) * t.question
     started = any(e.get("type") == "case_started" for e in events)
     total = (t.visit if started else 0.0) + q_cost + test_cost

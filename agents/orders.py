@@ -48,7 +48,7 @@ from functools import lru_cache
 
 from agents.catalogue import CATALOGUE
 
-__all__ = ["TestName", "test_name", "answers", "closeness", "order_parts", "is_examination", "is_whole_examination",
+__all__ = ["TestName", "test_name", "answers", "closeness", "order_parts", "order_tests", "is_examination", "is_whole_examination",
            "PHRASES", "GENERIC",
            "SPECIMENS", "QUALIFIER_GROUPS", "METHODS", "ANALYTES"]
 
@@ -331,16 +331,41 @@ def order_parts(order: str) -> list[str]:
         return [head]
     parts: list[str] = []
     method = ""
-    for p in (p.strip() for p in re.split(r"\s*(?:,|;|\band\b|\+|/)\s*", head)):
-        if not p:
-            continue
+    for p in _pieces(head):
         named = [w for w in canonical_words(p) if w in METHODS]
+        core = test_name(p).core
         if named:
             method = " ".join(dict.fromkeys(named))
-        elif method and test_name(p).core:
-            p = f"{method} {p}"
+        elif method and core and not core & ANALYTES and p.lower() not in _CATALOGUE_LOWER:
+            p = f"{method} {p}"  # a site after a method ("pelvis"), not a test of its own ("vitamin B12")
         parts.append(p)
     return [head] + [p for p in parts if p != head]
+
+
+def _pieces(head: str) -> list[str]:
+    """``head`` cut at its separators (commas, semicolons, "and", "+", "/"), a catalogue
+    name kept whole ("CBC; Vitamin B12 and folate" -> "CBC", "Vitamin B12 and folate")."""
+    bits = re.split(r"(\s*(?:,|;|\band\b|\+|/)\s*)", head)
+    words, seps = [b.strip() for b in bits[::2]], bits[1::2]
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        j = next((j for j in range(min(len(words), i + 4), i + 1, -1)
+                  if " ".join("".join(x for k in range(i, j) for x in (words[k], seps[k] if k < j - 1 else ""))
+                              .split()).lower() in _CATALOGUE_LOWER), i + 1)
+        text = " ".join("".join(x for k in range(i, j) for x in (words[k], seps[k] if k < j - 1 else "")).split())
+        if text:
+            out.append(text)
+        i = j
+    return out
+
+
+def order_tests(order: str) -> list[str]:
+    """The tests an order asks for, each once: its parts when it names several ("CBC;
+    chest X-ray" -> "CBC", "chest X-ray"), else the order itself (its stated purpose cut
+    off). What a price or a precision counts: an order of four tests is four tests."""
+    parts = order_parts(order)
+    return list(dict.fromkeys(parts[1:] or parts[:1]))
 
 
 _CATALOGUE_LOWER = frozenset(t.lower() for t in CATALOGUE)

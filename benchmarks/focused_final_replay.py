@@ -7,10 +7,11 @@ already have goes last). This script takes a finished focused run, and for each 
 record that call read (the log's last doctor call with the final differential's schema),
 puts today's instruction in place of the logged one, asks the embedded model again with
 the logged parameters (temperature, seed, schema), orders the answer as today's doctor
-does, and judges both differentials with one judge (the pre-check, then the embedded
+does (pooled with the last running differential the log holds, then the known conditions
+last), and judges both differentials with one judge (the pre-check, then the embedded
 model; a verdict is asked once per name): top-1 and top-5 before and after on the same
 records, paired (Bonett-Price intervals, McNemar's exact p). ``--logged``: no model call;
-today's ordering of the logged answer. It measures the diagnosis alone: what the doctor
+today's pooling and ordering of the logged answer. It measures the diagnosis alone: what the doctor
 gathered is held fixed.
 
     .venv/bin/python benchmarks/focused_final_replay.py RUN_DIR [--limit N] [--logged]
@@ -30,7 +31,7 @@ from agents.judge import JudgeUnparsed, judge_diagnosis  # noqa: E402
 from agents.llm.base import CallContext, GenerateParams, Message  # noqa: E402
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool  # noqa: E402
 from agents.llm.local_model import embedded_model_path  # noqa: E402
-from agents.participants.focused import CHECKLIST, FocusedConfig, demote_known, final_schema, ranked  # noqa: E402
+from agents.participants.focused import CHECKLIST, FocusedConfig, demote_known, final_schema, pooled, ranked  # noqa: E402
 from agents.prompts import template_text  # noqa: E402
 from agents.stats import mcnemar_exact, paired_difference_interval, wilson_interval  # noqa: E402
 
@@ -52,6 +53,12 @@ def _known(events: list[dict]) -> str:
              and e.get("text") == CHECKLIST[3]}
     return " ".join(str(e.get("text") or "") for e in events if e.get("type") == "utterance"
                     and e.get("speaker") == "patient" and e.get("turn") in turns)
+
+
+def _working(events: list[dict]) -> list[tuple[str, float | None]]:
+    """The last running differential the doctor logged (``differential`` with final false)."""
+    work = [e for e in events if e.get("type") == "differential" and not e.get("final")]
+    return [(i["diagnosis"], i.get("confidence")) for i in work[-1]["items"]] if work else []
 
 
 def _instruction() -> str:
@@ -116,7 +123,7 @@ def main() -> None:
                 answer = ranked(json.loads(out.text), 5)
             truth = r["truth"]
             before = [d for d, _ in logged]
-            after = [d for d, _ in demote_known(answer, _known(events))]
+            after = [d for d, _ in demote_known(pooled(answer, _working(events)), _known(events))]
             pairs.append((_rank(before, truth, judge), _rank(after, truth, judge)))
             print(f"{r['case_id']}: truth {truth!r}\n  before {before} -> rank {pairs[-1][0]}\n"
                   f"  after  {after} -> rank {pairs[-1][1]}", flush=True)

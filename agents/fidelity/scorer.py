@@ -26,10 +26,12 @@ from typing import Any, Mapping, Sequence
 from agents.cases.model import Case
 from agents.events import EventSink
 from agents.fidelity.checker import Checker
+from agents.findings import match_order
 from agents.fidelity.patient import PatientCheck, check_patient
 from agents.fidelity.technician import TechnicianCheck, check_technician
 from agents.llm.base import LLM, GenerateParams, LLMError
 from agents.llm.calls import RetryPolicy
+from agents.orders import order_tests
 from agents.scorers import Score, Transcript
 from agents.stats import wilson_interval
 from agents.textsafe import md_cell
@@ -111,13 +113,13 @@ class FidelityScorer:
         items: list[dict[str, Any]] = []
         errors = 0
         question = ""
-        synthesised: dict[Any, Mapping[str, Any]] = {}
+        synthesised: dict[Any, list[Mapping[str, Any]]] = {}
         for e in transcript.events:
             t = e.get("type")
             if t == "utterance" and e.get("speaker") == "doctor":
                 question = str(e.get("text") or "")
             elif t == "synthesised_result":
-                synthesised[e.get("turn")] = e
+                synthesised.setdefault(e.get("turn"), []).append(e)
             elif t == "utterance" and e.get("speaker") == "patient" and e.get("source") != "human":
                 reply = str(e.get("text") or "")
                 check = check_patient(case, question, reply)
@@ -135,7 +137,17 @@ class FidelityScorer:
                 items.append(_item("patient", e.get("turn"), reply, labels, sorted(model), why))
             elif t == "test_result":
                 test, reply, turn = str(e.get("test") or ""), str(e.get("result") or ""), e.get("turn")
-                tcheck = check_technician(case, test, reply, synthesised.get(turn))
+                made = synthesised.get(turn, [])
+                several = order_tests(test)
+                parts = [m for m in made if m.get("test") != test and len(several) > 1 and m.get("test") in several]
+                whole = next((m for m in made if m not in parts), None)
+                for m in parts:  # a test of a several-test order the case has no record of, answered on its own
+                    pcheck = check_technician(case, str(m.get("test") or ""), str(m.get("text") or ""), m)
+                    items.append(_item("technician", turn, f"{m.get('test')}: {m.get('text')}",
+                                       technician_labels(pcheck, None), [], pcheck.why))
+                if parts and whole is None and not match_order(case, test):
+                    continue  # every test of the order was made up, and each is checked above
+                tcheck = check_technician(case, test, reply, whole)
                 verdict = None
                 if tcheck.verdict is None and self.checker is not None:
                     try:

@@ -7,7 +7,8 @@ whose records are each a test. An order is matched by the catalogue's rule
 (:func:`agents.findings.match_order`, the technician's own): it is a hit when it matched a
 recorded test. Orders of the physical examination (an examination, vital signs, or an
 order that matched only examination findings) are counted apart, not as tests.
-Precision is hits over the tests ordered (each distinct order once), recall the recorded
+Precision is hits over the tests ordered (each distinct test once; an order of several
+tests, "CBC; chest X-ray", is each of them: :func:`agents.orders.order_tests`), recall the recorded
 tests matched over the recorded tests; F1 their harmonic mean. The cost is the run's
 price table's (:func:`agents.costs.case_cost`).
 """
@@ -20,7 +21,7 @@ from agents.costs import case_cost
 from agents.events import EventSink
 from agents.findings import match_order
 from agents.judge import normalise
-from agents.orders import is_examination, test_name
+from agents.orders import is_examination, order_tests, test_name
 from agents.measures.common import measure_block, static_run
 from agents.scorers import Score, Transcript
 
@@ -55,7 +56,7 @@ def order_scores(case: Case, orders: Sequence[str]) -> dict[str, Any]:
     recorded = recorded_tests(case)
     seen: set[str] = set()
     tests, exams, hits, matched = [], [], [], set()
-    for o in orders:
+    for o in (t for order in orders for t in order_tests(order)):  # an order of several tests is each of them
         key = normalise(o)
         if not key or key in seen:
             continue

@@ -12,20 +12,27 @@ the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is d
    examination (vital signs included) where the protocol has a technician. These turns
    call no model: a clinician takes them whatever the complaint, and a small model asked
    to choose skips them (measured: 2.1 questions and 0.08 examinations a case).
-2. **A running differential in its own state**: each later turn is one call that reads
+2. **A work-up aimed at its candidates**: one call that reads the record and names its
+   leading conditions (up to ``workup``), each with the one test that would best confirm
+   it; those tests go to the technician as one order ("MRI brain; Acetylcholine receptor
+   antibodies"), each answered (:class:`~agents.participants.wrappers.Hinted`), priced and
+   scored as a test of its own (:func:`agents.orders.order_tests`). Measured before it: the
+   update below, one test a turn, left ~1.5 tests a case after the history.
+3. **A running differential in its own state**: each later turn is one call that reads
    what it has learned so far (a record, not the dialogue) and returns its leading
    conditions with a confidence each, and the one question or test that would best tell
    the two leading ones apart. The differential is logged (``differential`` events with
    ``final = false``) and never shown to the patient. A question or test it has already
    asked is replaced by the next item of the checklist not yet covered.
-3. **The diagnosis in its own call, from a summarised record**: what the patient said
+4. **The diagnosis in its own call, from a summarised record**: what the patient said
    (each answer with its question), the examination findings and the test results,
    sorted into the static prompt's form (``focused_final.txt``: the same sections the
    full-information static run reads), never the raw dialogue. It answers a ranked
-   differential of up to five with confidences (the ``differential`` scorer's input); the
-   first is the diagnosis. A condition the patient said they already have goes to the end
+   differential of up to five with confidences (the ``differential`` scorer's input),
+   pooled with the last running differential (:func:`pooled`: two reads of one record);
+   the first is the diagnosis. A condition the patient said they already have goes to the end
    of it (:func:`demote_known`): the diagnosis is of the new problem.
-4. **It stops** when the differential is settled (the same leading condition in the last
+5. **It stops** when the differential is settled (the same leading condition in the last
    ``agree`` updates, at least ``settle`` confident and ``margin`` ahead of the next, once
    ``min_items`` things have been learned and the protocol accepts a diagnosis: a small
    model's confidence alone is near 0.9 whatever the case) or on the last turn.
@@ -60,7 +67,7 @@ from agents.protocol import DoctorAction, gathering_schema, parse_structured_tur
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
 __all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
-           "CHECKLIST", "EXAMINATION", "demote_known"]
+           "CHECKLIST", "EXAMINATION", "demote_known", "pooled"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
                                                "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
@@ -78,6 +85,7 @@ CHECKLIST = (
 )
 # the whole physical examination, vital signs included (agents.orders.is_whole_examination)
 EXAMINATION = "Physical examination"
+_BRACKETED = re.compile(r"\s*\([^()]*\)\s*$")  # a name's trailing bracket: an initialism, a gloss
 _SPEAKER = re.compile(r"^\s*([A-Z][A-Za-z ]{1,20}):\s*")
 
 
@@ -85,6 +93,16 @@ def update_schema(measurement: bool, items: int) -> dict:
     return {"type": "object", "properties": {
         "differential": {"type": "array", "items": RANKED_ITEM, "minItems": 2, "maxItems": items},
         "next": gathering_schema(measurement)}, "required": ["differential", "next"], "additionalProperties": False}
+
+
+def workup_schema(items: int) -> dict:
+    """The running differential, each condition with the test that would confirm it."""
+    item = {"type": "object", "properties": {**RANKED_ITEM["properties"],
+                                             "test": {"type": "string", "minLength": 2, "maxLength": 60}},
+            "required": ["diagnosis", "confidence", "test"], "additionalProperties": False}
+    return {"type": "object", "properties": {"differential": {"type": "array", "items": item, "minItems": 2,
+                                                              "maxItems": items}},
+            "required": ["differential"], "additionalProperties": False}
 
 
 def final_schema(items: int) -> dict:
@@ -115,6 +133,31 @@ def ranked(obj: Any, limit: int = 5) -> list[tuple[str, float | None]]:
         if len(out) == limit:
             break
     return out
+
+
+def pooled(final: list[tuple[str, float | None]], working: list[tuple[str, float | None]],
+           limit: int = 5) -> list[tuple[str, float | None]]:
+    """Two reads of the record pooled: each condition's confidence is the mean of what
+    the final call and the last running differential gave it (0 where one did not name
+    it; a missing confidence counts as 0), highest first, ties in the final call's
+    order; a condition named in both (a trailing bracket aside: "Cerebral palsy (CP)")
+    keeps the final call's wording. A small model's
+    one read of a record is noisy: it names the condition a test result spelled out in
+    one read and not the next."""
+    if not working:
+        return final[:limit]
+    score: dict[str, float] = {}
+    name: dict[str, str] = {}
+    order: list[str] = []
+    for items in (final, working):
+        for dx, conf in items:
+            key = normalise(_BRACKETED.sub("", dx)) or normalise(dx)  # "Cerebral palsy (CP)" is cerebral palsy
+            if key not in name:
+                name[key] = dx
+                order.append(key)
+            score[key] = score.get(key, 0.0) + (conf or 0.0) / 2
+    keys = sorted(order, key=lambda k: (-score[k], order.index(k)))[:limit]
+    return [(name[k], round(score[k], 4)) for k in keys]
 
 
 def demote_known(items: list[tuple[str, float | None]], known: str) -> list[tuple[str, float | None]]:
@@ -157,6 +200,7 @@ class Learned:
 class FocusedConfig:
     history: int = 5  # checklist questions asked first, before the examination and the model's choices
     examine: bool = True  # order the physical examination after them (where there is a technician)
+    workup: int = 4  # then one order of the tests that would confirm each of its leading conditions, up to this many (0: none)
     settle: float = 0.8  # the leading condition's confidence that settles the differential
     margin: float = 0.3  # ... and how far ahead of the next it must be
     agree: int = 2  # ... in this many updates in a row naming the same leader
@@ -179,6 +223,7 @@ class FocusedDoctor(LLMDoctor):
     focus: FocusedConfig = field(default_factory=FocusedConfig)
     working: list[tuple[str, float | None]] = field(default_factory=list)  # the running differential
     leaders: list[str] = field(default_factory=list)  # each update's leading condition (normalised)
+    worked_up: bool = False  # the work-up's order is made
 
     def __post_init__(self) -> None:
         if self.case is None:
@@ -281,11 +326,7 @@ class FocusedDoctor(LLMDoctor):
         reply = self._call(obs, [Message("system", system), Message("user", ask)],
                            update_schema(self.measurement, self.focus.working), self.focus.update_tokens)
         obj = _json(reply)
-        got = ranked(obj, self.focus.working)
-        if got:
-            self.working = got
-            self.leaders.append(normalise(got[0][0]))
-            self.sink.emit(DifferentialGiven.of(obs.turn, got, final=False))
+        self._record_differential(obs, obj)
         nxt = obj.get("next") if isinstance(obj, dict) else None
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
         asked, ordered = self._asked()
@@ -294,6 +335,38 @@ class FocusedDoctor(LLMDoctor):
         if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or again or a.kind == "diagnose":
             return self._next_from_checklist(asked, ordered)
         return replace(a, rule=f"focused:{a.rule}")
+
+    def _record_differential(self, obs: Observation, obj: Any) -> None:
+        got = ranked(obj, self.focus.working)
+        if got:
+            self.working = got
+            self.leaders.append(normalise(got[0][0]))
+            self.sink.emit(DifferentialGiven.of(obs.turn, got, final=False))
+
+    def _workup(self, obs: Observation) -> DoctorAction | None:
+        """The running differential, each condition with the test that would confirm it,
+        and one order of those tests (None: each is done already, or none was named)."""
+        case = self.case
+        assert case is not None
+        self.worked_up = True
+        system = render("focused_system", objective=case.objective, demographics=case.demographics,
+                        catalogue="; ".join(CATALOGUE))
+        ask = render("focused_workup", record=self.record_text())
+        obj = _json(self._call(obs, [Message("system", system), Message("user", ask)],
+                               workup_schema(self.focus.workup), self.focus.update_tokens + 40))
+        self._record_differential(obs, obj)
+        _, ordered = self._asked()
+        items = obj.get("differential") if isinstance(obj, dict) else None
+        named = [" ".join(str(it.get("test") or "").split()).strip(" .;,")
+                 for it in (items if isinstance(items, list) else []) if isinstance(it, dict)]
+        tests, seen = [], set(ordered)
+        for t in named:
+            if t and normalise(t) not in seen and not is_examination(t):  # the examination is done already
+                seen.add(normalise(t))
+                tests.append(t.replace(";", ","))
+        if not tests:
+            return None
+        return DoctorAction("test", "; ".join(tests), "focused_workup")
 
     def _settled(self, obs: Observation) -> bool:
         w = self.working
@@ -307,9 +380,9 @@ class FocusedDoctor(LLMDoctor):
     def _diagnose(self, obs: Observation) -> DoctorAction:
         reply = self._call(obs, [Message("user", self.vignette())], final_schema(self.focus.final),
                            self.focus.final_tokens)
-        got = demote_known(ranked(_json(reply), self.focus.final), self.known_conditions())
-        rule = "focused_final"
-        if not got and self.working:  # the final call named no condition: the running differential stands
+        final = ranked(_json(reply), self.focus.final)
+        got, rule = demote_known(pooled(final, self.working, self.focus.final), self.known_conditions()), "focused_final"
+        if not final and self.working:  # the final call named no condition: the running differential stands
             got, rule = self.working, "focused_working"
         if not got:
             return DoctorAction("diagnose", "", "focused_final_empty", note="no condition named")
@@ -325,6 +398,9 @@ class FocusedDoctor(LLMDoctor):
         elif (first := self._next_from_checklist(*self._asked(), upto=self.focus.history,
                                                   rule="focused_history")) is not None:
             action = first  # the history and the examination, before the model chooses
+        elif (self.measurement and self.focus.workup and not self.worked_up
+              and (work := self._workup(obs)) is not None):
+            action = work
         else:
             nxt = self._update(obs)
             if self._settled(obs) or (nxt is None and obs.may_diagnose):

@@ -16,9 +16,10 @@ from typing import Any, Callable, Mapping, Sequence
 from agents.cases.model import Case
 from agents.condition_names import not_a_condition_name
 from agents.events import EventSink, FallbackReply, ReplyRejected, SynthesisedResult
-from agents.findings import case_records, case_story, match_order
+from agents.findings import case_records, case_story, match_findings, match_order
 from agents.guards import check_reply, corrections_for, normalise_line
 from agents.normal_results import synthesised_result
+from agents.orders import order_tests
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.llm import LLMParticipant
 
@@ -110,6 +111,8 @@ class Hinted:
     def act(self, obs: Observation) -> Turn:
         test = obs.order if obs.order is not None else obs.text
         hits = order_hits(self.case, test)
+        if not hits and len(order_tests(test)) > 1:  # several tests, none recorded: each answered on its own
+            return self._rest(Turn(text="", source="synthesised"), test, obs.turn)
         if not hits:
             # a gatekeeper, not a hint: "not available" would tell the doctor the test was off
             # target; a result by the policy of the test's kind is reported and marked as
@@ -124,11 +127,29 @@ class Hinted:
         told = replace(obs, text=f"The doctor orders: {test}\nRecords that match this order:\n{rec}",
                        records=tuple(hits))
         try:
-            return self.inner.act(told)
+            turn = self.inner.act(told)
         except RoleFailure as e:
             # whatever the last draft's problem (records ignored, then the prompt said back
             # under a "Patient:" label once corrected), the records that answer the order are
             # known: they are the reply, marked as a fallback, and the consultation goes on
             reply = "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)
             self.sink.emit(FallbackReply(role=self.role, turn=obs.turn, reason=str(e), text=reply))
-            return Turn(text=reply, source="fallback")
+            turn = Turn(text=reply, source="fallback")
+        return self._rest(turn, test, obs.turn)
+
+    def _rest(self, turn: Turn, test: str, at: int) -> Turn:
+        """An order of several tests of which the case records only some: each of the
+        others is answered as a test of its own would be (synthesised, marked), after the
+        records; silence would tell the doctor which of its tests were off target."""
+        parts = order_tests(test)
+        if len(parts) < 2:
+            return turn
+        lines = []
+        for part in parts:
+            if match_findings(self.case, part):
+                continue
+            made = synthesised_result(part, self.case.demographics, case_records(self.case), case_story(self.case))
+            lines.append(f"RESULTS: {part}: {made.text}")
+            self.sink.emit(SynthesisedResult(turn=at, test=part, text=lines[-1], policy=made.policy, kind=made.kind,
+                                             entry=made.entry))
+        return turn if not lines else replace(turn, text="\n".join([t for t in (turn.text.rstrip(), *lines) if t]))

@@ -12,6 +12,7 @@ from agents.consultation import ConsultationConfig
 from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
+from agents.orders import is_examination
 from agents.participants.focused import CHECKLIST, EXAMINATION, FocusedDoctor, ranked
 from tests.helpers import consult, of, roles
 
@@ -29,8 +30,9 @@ class Doctor:
 
     def __init__(self, confidences=(50, 40), nxt=None, final=("Myocardial infarction", "Pericarditis", "GERD",
                                                                 "Aortic dissection", "Pneumonia"),
-                 leaders=("Myocardial infarction",)):
+                 leaders=("Myocardial infarction",), tests=("Complete blood count", "12-lead ECG")):
         self.confidences, self.nxt, self.final, self.prompts = confidences, nxt, final, []
+        self.tests = tests  # what the work-up orders
         self.leaders = leaders  # the working differential's leader, update by update (cycled)
 
     def generate(self, messages, params, ctx):
@@ -43,10 +45,17 @@ class Doctor:
         if not props and not schema.get("anyOf"):  # reasoning (chain of thought)
             return Output(text="The pain is pleuritic.", model=self.name, prompt_tokens=1, prompt_tokens_evaluated=1,
                           completion_tokens=1, latency_s=0.0)
-        if "next" in props:
+        if "test" in props.get("differential", {}).get("items", {}).get("properties", {}):
+            # the work-up: the working differential, each condition with the test that would confirm it
+            self.prompts[-1] = (("differential", "workup"), self.prompts[-1][1])
+            u = sum(1 for p in self.prompts if len(p[0]) == 2)
+            out = {"differential": [{"diagnosis": d, "confidence": c, "test": t} for d, c, t in zip(
+                (self.leaders[(u - 1) % len(self.leaders)], "Pericarditis"), self.confidences, self.tests)]}
+        elif "next" in props:
             k = sum(1 for p in self.prompts if "next" in p[0])
             nxt = self.nxt or {"action": "ask_patient", "text": f"Question number {k}?"}
-            out = {"differential": [{"diagnosis": self.leaders[(k - 1) % len(self.leaders)],
+            u = sum(1 for p in self.prompts if len(p[0]) == 2)  # the updates and the work-up
+            out = {"differential": [{"diagnosis": self.leaders[(u - 1) % len(self.leaders)],
                                      "confidence": self.confidences[0]},
                                     {"diagnosis": "Pericarditis", "confidence": self.confidences[1]}], "next": nxt}
         else:
@@ -76,7 +85,12 @@ def test_the_complaint_first_then_the_history_and_the_examination_then_the_diffe
     # no model call of the doctor's before the history and the examination are taken
     first_call = of(events, "llm_call", role="doctor")[0]
     assert first_call["turn"] == history + 2
-    assert routes[history + 1]["extracted"] == "Question number 1?"
+    # then one order of the tests its working differential picks, each answered
+    workup = routes[history + 1]
+    assert workup["route"] == "measurement" and workup["extracted"] == "Complete blood count; 12-lead ECG"
+    assert workup["rule"] == "focused_workup"
+    assert of(events, "test_result")[1]["turn"] == history + 2
+    assert routes[history + 2]["extracted"] == "Question number 1?"
     working = of(events, "differential", final=False)
     assert working and working[0]["items"][0] == {"diagnosis": "Myocardial infarction", "confidence": 0.5}
     for e in of(events, "llm_call", role="patient"):  # nothing of the working differential reaches the patient
@@ -92,10 +106,11 @@ def _exam_findings(case):
 
 def test_the_diagnosis_is_a_ranked_differential_from_the_record_not_the_dialogue(case):
     doc = Doctor()
-    row, events = run(case, doc)
+    row, events = run(case, doc, max_turns=10)
     final = of(events, "differential", final=True)
     assert len(final) == 1 and [i["diagnosis"] for i in final[0]["items"]][:2] == ["Myocardial infarction", "Pericarditis"]
-    assert final[0]["items"][0]["confidence"] == 0.8 and row["diagnosis"] == "Myocardial infarction"
+    # pooled with the last running differential: (0.8 + 0.5) / 2
+    assert final[0]["items"][0]["confidence"] == 0.65 and row["diagnosis"] == "Myocardial infarction"
     _, last = doc.prompts[-1]
     assert len(last) == 1 and "What the patient reports:" in last[0] and "Test results:" in last[0]
     first_answer = of(events, "utterance", speaker="patient")[0]["text"]
@@ -123,15 +138,16 @@ def test_a_repeated_question_is_replaced_by_the_next_checklist_item(case):
     routes = of(events, "route")
     asked = [r["extracted"] for r in routes if r["route"] == "patient"]
     assert asked == list(CHECKLIST)  # the family question, kept for this, comes after the examination
-    assert routes[len(CHECKLIST)]["rule"] == "focused_checklist"
+    assert routes[len(CHECKLIST)]["rule"] == "focused_workup"
+    assert routes[len(CHECKLIST) + 1]["rule"] == "focused_checklist"
     # then nothing new is left to ask: it diagnoses rather than ask the same again
-    assert routes[-1]["route"] == "diagnosis" and routes[-1]["turn"] == len(CHECKLIST) + 2
+    assert routes[-1]["route"] == "diagnosis" and routes[-1]["turn"] == len(CHECKLIST) + 3
 
 
 def test_the_model_ordering_the_whole_examination_again_is_a_repeat(case):
     doc = Doctor(nxt={"action": "order_test", "test": "Complete physical examination"})
     _, events = run(case, doc, max_turns=10)
-    exams = [r for r in of(events, "route") if r["route"] == "measurement"]
+    exams = [r for r in of(events, "route") if r["route"] == "measurement" and is_examination(r["extracted"])]
     assert [r["extracted"] for r in exams] == [EXAMINATION]
 
 
@@ -212,11 +228,39 @@ def test_a_condition_the_patient_already_has_goes_to_the_end_of_the_differential
 def test_the_focused_doctor_diagnoses_the_new_problem_not_the_history_it_was_told():
     pneumonia = next(c for c in load_cases("demo")[0] if c.id == "demo-005")  # "Type 2 diabetes on metformin. ..."
     doc = Doctor(final=("Type 2 diabetes", "Community-acquired pneumonia", "Pulmonary embolism", "Sepsis",
-                        "Chronic kidney disease"))
+                        "Chronic kidney disease"), leaders=("Type 2 diabetes",))
     row, events = run(pneumonia, doc, max_turns=10)
     told = next(e["text"] for e in of(events, "utterance", speaker="patient") if e["turn"] == 4)
     assert "type 2 diabetes" in told.lower() and "chronic kidney disease" in told.lower()
     assert row["diagnosis"] == "Community-acquired pneumonia"
     items = [i["diagnosis"] for i in of(events, "differential", final=True)[0]["items"]]
-    assert items == ["Community-acquired pneumonia", "Pulmonary embolism", "Sepsis", "Type 2 diabetes",
-                     "Chronic kidney disease"]
+    # pooled (type 2 diabetes led both reads), then the history it was told goes last
+    assert items == ["Community-acquired pneumonia", "Pulmonary embolism", "Pericarditis", "Sepsis",
+                     "Type 2 diabetes"]
+
+
+def test_the_work_up_orders_each_candidate_test_once_and_never_the_examination_again(case):
+    doc = Doctor(tests=("Complete physical examination", "12-lead ECG"))
+    _, events = run(case, doc, max_turns=10)
+    workup = [r for r in of(events, "route") if r["rule"] == "focused_workup"]
+    assert [r["extracted"] for r in workup] == ["12-lead ECG"]
+    # every test it names already done (or none named): no work-up order, the update chooses
+    _, again = run(case, Doctor(tests=("Physical examination", "Neurological examination")), max_turns=10)
+    assert not [r for r in of(again, "route") if r["rule"] == "focused_workup"]
+    assert of(again, "route")[len(CHECKLIST)]["extracted"] == "Question number 1?"
+
+
+def test_two_reads_of_the_record_are_pooled_by_mean_confidence():
+    from agents.participants.focused import pooled
+
+    final = [("Crohn disease", 0.5), ("Multiple sclerosis", 0.4), ("Parkinson disease", 0.3)]
+    working = [("PML", 0.8), ("crohn disease", 0.2)]
+    # PML (0.8 + 0) / 2 = 0.4 leads Crohn (0.5 + 0.2) / 2 = 0.35, MS 0.2, Parkinson 0.15
+    assert pooled(final, working) == [("PML", 0.4), ("Crohn disease", 0.35), ("Multiple sclerosis", 0.2),
+                                      ("Parkinson disease", 0.15)]
+    assert pooled(final, working, limit=2) == [("PML", 0.4), ("Crohn disease", 0.35)]
+    assert pooled(final, []) == final  # no running differential: the final call alone
+    # the same condition with its initialism is one condition, in the final call's words
+    assert pooled([("Cerebral palsy", 0.6)], [("Cerebral Palsy (CP)", 0.4)]) == [("Cerebral palsy", 0.5)]
+    # a missing confidence counts as none; ties keep the final call's order
+    assert [d for d, _ in pooled([("A", None), ("B", 0.2)], [("C", 0.2)])] == ["B", "C", "A"]

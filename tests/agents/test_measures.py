@@ -228,3 +228,24 @@ def test_a_fact_needs_half_its_concepts_in_one_answer():
     assert partial.details["categories"]["history"]["reached"] == 0
     whole = ElicitationScorer()(CASE, log(said("A crushing pain in my chest.")), DictSink())
     assert whole.details["categories"]["history"]["reached"] == 1
+
+
+def test_an_order_of_several_tests_counts_each_of_them():
+    # one order naming three tests: two recorded (ECG, troponin), one not (D-dimer)
+    got = order_scores(CASE, ["12-lead ECG; Troponin; D-dimer"])
+    assert (got["ordered"], got["hits"], got["matched"]) == (3, 2, 2)
+    assert got["precision"] == pytest.approx(2 / 3, abs=1e-4) and got["off_record"] == ["D-dimer"]
+    # the same tests ordered one by one score the same
+    one_by_one = order_scores(CASE, ["12-lead ECG", "Troponin", "D-dimer"])
+    assert {k: one_by_one[k] for k in ("ordered", "hits", "precision", "recall")} == \
+        {k: got[k] for k in ("ordered", "hits", "precision", "recall")}
+
+
+def test_an_order_of_several_tests_costs_each_of_them():
+    from agents.costs import case_cost, price_table
+
+    t = price_table()
+    one = [{"type": "test_requested", "turn": 2, "test": "12-lead ECG; Troponin; D-dimer"}]
+    apart = [{"type": "test_requested", "turn": i, "test": x} for i, x in enumerate(("12-lead ECG", "Troponin", "D-dimer"), 2)]
+    assert case_cost(one)["cost_tests"] == case_cost(apart)["cost_tests"] == pytest.approx(
+        sum(t.test_price(x)[0] for x in ("12-lead ECG", "Troponin", "D-dimer")))

@@ -163,3 +163,56 @@ def test_the_technician_says_so_and_the_fidelity_pre_check_holds_a_normal_value_
     assert check_technician(dka, "HbA1c", turn.text, {"text": turn.text}).plausible is True
     for said in (f"RESULTS: HbA1c: {NORMAL_VALUES['HbA1c']}", "RESULTS: HbA1c: No abnormality recorded"):
         assert check_technician(dka, "HbA1c", said, {"text": said}).plausible is False, said
+
+
+class _Records:
+    role = "measurement"
+
+    def act(self, obs):  # the technician model: reports the records it was shown
+        return Turn(text="RESULTS: " + "; ".join(f"{p}: {v}" for p, v in obs.records))
+
+
+def test_an_order_of_several_tests_answers_each_and_marks_the_ones_made_up():
+    from agents.fidelity.scorer import FidelityScorer
+    from agents.scorers import Transcript
+
+    sink = ListSink()
+    order = "Basic metabolic panel; Troponin; Lipase"  # the case records the first only
+    turn = Hinted(_Records(), DKA, sink).act(Observation(turn=4, text=order, order=order))
+    assert "Glucose: 29.4 mmol/L" in turn.text  # the record
+    made = [e for e in sink.events if e.type == "synthesised_result"]
+    assert [e.test for e in made] == ["Troponin", "Lipase"]  # each test it has no record of, on its own
+    for e in made:
+        assert e.text in turn.text and e.turn == 4
+    # the fidelity pre-check: the records are the case's, each made-up part is checked as a test of its own
+    events = [{"type": "utterance", "speaker": "doctor", "turn": 4, "text": order},
+              *({"type": "synthesised_result", "turn": e.turn, "test": e.test, "text": e.text, "policy": e.policy,
+                 "kind": e.kind} for e in made),
+              {"type": "test_result", "turn": 4, "test": order, "result": turn.text}]
+    transcript = Transcript(case_id=DKA.id, status="diagnosed", diagnosis="x", turns=4, tests_requested=(order,),
+                            error=None, failure=None, events=tuple(events))
+    items = FidelityScorer()(DKA, transcript, ListSink()).details["items"]
+    assert [i["text"].split(":")[0] for i in items] == ["Troponin", "Lipase", order]
+    assert [i["labels"] for i in items] == [["synthesised"], ["synthesised"], ["from_case"]]
+    # an order of one test the case records is answered from the record alone
+    alone = ListSink()
+    Hinted(_Records(), DKA, alone).act(Observation(turn=5, text="Basic metabolic panel", order="Basic metabolic panel"))
+    assert not [e for e in alone.events if e.type == "synthesised_result"]
+
+
+def test_an_order_of_several_tests_none_recorded_answers_each_on_its_own():
+    from agents.fidelity.scorer import FidelityScorer
+    from agents.scorers import Transcript
+
+    sink = ListSink()
+    order = "Troponin; Lipase"
+    turn = Hinted(_Never(), DKA, sink).act(Observation(turn=2, text=order, order=order))
+    made = [e for e in sink.events if e.type == "synthesised_result"]
+    assert [e.test for e in made] == ["Troponin", "Lipase"] and turn.source == "synthesised"
+    assert turn.text.splitlines() == [e.text for e in made]
+    events = [*({"type": "synthesised_result", "turn": 2, "test": e.test, "text": e.text, "policy": e.policy,
+                 "kind": e.kind} for e in made), {"type": "test_result", "turn": 2, "test": order, "result": turn.text}]
+    transcript = Transcript(case_id=DKA.id, status="diagnosed", diagnosis="x", turns=2, tests_requested=(order,),
+                            error=None, failure=None, events=tuple(events))
+    items = FidelityScorer()(DKA, transcript, ListSink()).details["items"]
+    assert [i["labels"] for i in items] == [["synthesised"], ["synthesised"]]  # nothing unmarked

@@ -198,3 +198,19 @@ def test_every_catalogue_test_has_a_policy_and_normal_values_are_its_own():
         if s.policy == "normal_value":
             assert s.entry == test, (test, s.entry)  # the entry of that test, never another's
     assert synthesised_result("Pregnancy test", "30-year-old man").policy == "not_indicated"
+
+
+@pytest.mark.parametrize("order, tests", [
+    ("CBC, chest X-ray and a CT", ["CBC", "chest X-ray", "a CT"]),
+    ("CT abdomen and pelvis", ["CT abdomen and pelvis"]),  # a catalogue name is one test
+    ("CT chest and abdomen", ["CT chest", "ct abdomen"]),  # a site after a method takes the method
+    ("MRI brain; Vitamin B12 and folate; Ear, nose and throat examination",
+     ["MRI brain", "Vitamin B12 and folate", "Ear, nose and throat examination"]),  # catalogue names kept whole
+    ("MRI brain; troponin", ["MRI brain", "troponin"]),  # an analyte is a test of its own, not an MRI
+    ("CT head, serum amylase and a lipid profile", ["CT head", "serum amylase", "a lipid profile"]),
+    ("CT chest to look for a PE", ["CT chest"]),
+])
+def test_an_order_names_its_tests(order, tests):
+    from agents.orders import order_tests
+
+    assert order_tests(order) == tests
