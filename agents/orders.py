@@ -299,7 +299,7 @@ def is_examination(order: str) -> bool:
     """Whether an order is of the physical examination by its name (an examination, vital
     signs), not a test: what the doctor's record and the tests-ordered scorer file apart."""
     o = order.lower()
-    return "examination" in o or o.startswith("vital") or o.endswith(" exam")
+    return "examination" in o or o.startswith("vital") or "exam" in canonical_words(order)
 
 
 # words that ask for all of the physical examination, not a part of it ("a complete physical
@@ -307,17 +307,20 @@ def is_examination(order: str) -> bool:
 # examination" is the general part (appearance, pallor, jaundice), beside the systems'
 _WHOLE_EXAM = frozenset("complete clinical thorough entire whole systemic systematic routine detailed "
                         "physical full comprehensive bedside".split())
+_WITH_VITALS = frozenset("vitals including include includes incl plus".split())  # the whole examination holds them
 _HEAD_TO_TOE = re.compile(r"\bhead[\s-]+to[\s-]+toe\b", re.IGNORECASE)
 
 
 def is_whole_examination(order: str) -> bool:
     """Whether an order asks for the physical examination as a whole, naming no system,
-    site or sign ("Physical examination", "Complete physical exam", "Examination"): all
+    site or sign beside the vital signs it holds ("Physical examination", "Complete physical
+    exam", "Examination", "Physical exam including vitals"): all
     of the examination's findings answer it, not the one part whose name happens to be
     closest."""
     head = _HEAD_TO_TOE.sub(" ", _PURPOSE.sub("", order.strip()).strip() or order.strip())
     words = {w for w in canonical_words(head) if w not in _GRAMMAR}
-    return "exam" in words and words - {"exam"} <= _WHOLE_EXAM
+    return "exam" in words and words - {"exam"} <= _WHOLE_EXAM | _WITH_VITALS and bool(words - _WITH_VITALS - {"exam"}
+                                                                                      or words == {"exam"})
 
 
 def order_parts(order: str) -> list[str]:

@@ -143,7 +143,8 @@ def test_blood_cultures_and_a_smear_are_not_a_complete_blood_count(all_cases):
 
 @pytest.mark.parametrize("order", ["Physical examination", "Complete physical exam", "Full clinical examination",
                                    "Head-to-toe examination", "Examination", "a thorough physical examination",
-                                   "Physical examination to look for signs of heart failure"])
+                                   "Physical examination to look for signs of heart failure",
+                                   "Physical exam including vitals", "Vital signs and a full physical examination"])
 def test_an_order_for_the_whole_examination_gets_every_finding_of_it_on_every_case(all_cases, order):
     """Not the one section whose name comes closest, and never a made-up normal examination
     where the case records findings."""
@@ -155,7 +156,7 @@ def test_an_order_for_the_whole_examination_gets_every_finding_of_it_on_every_ca
 
 @pytest.mark.parametrize("order", ["General physical examination", "Abdominal examination", "Examination of the abdomen",
                                    "Neurological exam", "Vital signs", "Rovsing sign", "Breast examination",
-                                   "Physical examination of the chest", "CT abdomen"])
+                                   "Physical examination of the chest", "CT abdomen", "Examination of vitals"])
 def test_an_examination_of_a_part_is_not_the_whole(all_cases, order):
     assert not is_whole_examination(order)
     demo2 = next(c for c in all_cases if c.id == "demo-002")
