@@ -125,5 +125,6 @@ def case_records(case: Case) -> tuple[tuple[str, str], ...]:
 
 def case_story(case: Case) -> str:
     """The patient's own account in the case (history, symptoms, past and social history),
-    as one text."""
-    return " ".join(t for _, t in flatten(case.patient))
+    as one text, a line to each of its fields (a field is a sentence of its own: "No pain"
+    says nothing of the next field's "AIDS")."""
+    return "\n".join(t for _, t in flatten(case.patient))

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from agents.orders import METHODS, answers, closeness, test_name
-from agents.suites.negation import about_someone_else
+from agents.suites.negation import about_someone_else, concepts
 
 __all__ = ["NORMAL_VALUES", "POLICIES", "NO_ABNORMALITY", "KNOWN_CONDITIONS", "Synthesised", "synthesised_result",
            "normal_result", "analyte"]
@@ -223,7 +223,9 @@ def _entry(test: str) -> str | None:
         return None
     for loose in (False, True):
         scored = [(closeness(order, k), k) for k in NORMAL_VALUES if answers(order, k, loose=loose)]
-        scored = [(c, k) for c, k in scored if c >= 0.5]
+        # a loose match (the order's unknown words left out) must name all of the entry: "Lymphoma
+        # serology" is not "Hepatitis serology", whose normal value would be another test's record
+        scored = [(c, k) for c, k in scored if c >= (1.0 if loose else 0.5)]
         if scored:
             return max(scored, key=lambda ck: ck[0])[1]
     return None
@@ -280,7 +282,16 @@ KNOWN_CONDITIONS: dict[str, str] = {
     "Cortisol level": r"cushing\w*|addison\w*|adrenal insufficiency",
     "Serum calcium": r"hyperparathyroid\w*|hypoparathyroid\w*|hypercalc\w*|hypocalc\w*",
 }
-_NEGATED = re.compile(r"\b(?:not?|never|denies|denied|without|negative|free of|non-?\w*)\b", re.IGNORECASE)
+_NEGATIVE_AFTER = re.compile(r"[\s-]*(?:negative|excluded|ruled out)\b", re.IGNORECASE)  # "hepatitis C negative"
+
+
+def _negated(sentence: str, m: re.Match) -> bool:
+    """Whether the words ``m`` matched sit in a negated scope of ``sentence`` (NegEx-like:
+    :func:`agents.suites.negation.concepts`; "No pain. AIDS, on efavirenz" negates the pain
+    only), or are followed by "negative"."""
+    if _NEGATIVE_AFTER.match(sentence, m.end()):
+        return True
+    return any(neg and m.start() <= at < m.end() for _, _, neg, at in concepts(sentence))
 
 
 def _known_condition(entry: str, story: str) -> str | None:
@@ -289,10 +300,10 @@ def _known_condition(entry: str, story: str) -> str | None:
     pattern = KNOWN_CONDITIONS.get(entry)
     if pattern is None:
         return None
-    for sentence in re.split(r"(?<=[.;])\s+", story):
-        m = re.search(pattern, sentence, re.IGNORECASE)
-        if m and not _NEGATED.search(sentence) and not about_someone_else(sentence):
-            return m.group(0)
+    for sentence in re.split(r"(?<=[.;])\s+|\n", story):  # a case's fields are lines (agents.findings.case_story)
+        for m in re.finditer(pattern, sentence, re.IGNORECASE):
+            if not _negated(sentence, m) and not about_someone_else(sentence):
+                return m.group(0)
     return None
 
 

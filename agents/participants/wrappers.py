@@ -124,7 +124,11 @@ class Hinted:
                                              entry=made.entry))
             return Turn(text=text, source="synthesised")
         rec = "\n".join(f"- {path}: {value}" for path, value in hits)
-        told = replace(obs, text=f"The doctor orders: {test}\nRecords that match this order:\n{rec}",
+        # of an order of several tests, the technician model is told those the records answer:
+        # the others are answered after its reply (_rest), not called "not available" by it
+        recorded = [p for p in order_tests(test) if match_findings(self.case, p)]
+        asked = "; ".join(recorded) if len(order_tests(test)) > 1 and recorded else test
+        told = replace(obs, text=f"The doctor orders: {asked}\nRecords that match this order:\n{rec}",
                        records=tuple(hits))
         try:
             turn = self.inner.act(told)

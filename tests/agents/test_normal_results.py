@@ -216,3 +216,61 @@ def test_an_order_of_several_tests_none_recorded_answers_each_on_its_own():
                             error=None, failure=None, events=tuple(events))
     items = FidelityScorer()(DKA, transcript, ListSink()).details["items"]
     assert [i["labels"] for i in items] == [["synthesised"], ["synthesised"]]  # nothing unmarked
+
+
+class _Told:
+    role = "measurement"
+
+    def __init__(self):
+        self.seen = []
+
+    def act(self, obs):
+        self.seen.append(obs.text)
+        return Turn(text="RESULTS: " + "; ".join(f"{p}: {v}" for p, v in obs.records))
+
+
+def test_the_technician_model_is_told_only_the_tests_of_an_order_that_the_records_answer():
+    inner = _Told()
+    Hinted(inner, DKA, ListSink()).act(Observation(turn=2, text="Troponin; Basic metabolic panel",
+                                                   order="Troponin; Basic metabolic panel"))
+    assert inner.seen[0].splitlines()[0] == "The doctor orders: Basic metabolic panel"
+    Hinted(inner, DKA, ListSink()).act(Observation(turn=3, text="Basic metabolic panel", order="Basic metabolic panel"))
+    assert inner.seen[1].splitlines()[0] == "The doctor orders: Basic metabolic panel"
+
+
+@pytest.mark.parametrize("story, order, known", [
+    # a case's fields are lines: a denial in one field says nothing of the next
+    ("Decreased vision in the right eye\nNo pain\nAIDS, fungal esophagitis treated with fluconazole", "HIV test",
+     "AIDS"),
+    ("Type 2 diabetes on metformin, no complications.", "HbA1c", "diabetes"),
+    ("He has AIDS and has not been taking his medicines.", "HIV test", "AIDS"),
+])
+def test_a_known_condition_beside_a_denial_is_still_known(story, order, known):
+    got = synthesised_result(order, "34-year-old man", (), story)
+    assert got.policy == "known_condition" and got.text.endswith(f"known {known}")
+
+
+@pytest.mark.parametrize("story, order", [("No history of diabetes.", "HbA1c"), ("He is non-diabetic.", "HbA1c"),
+                                          ("Hepatitis C negative.", "Hepatitis serology"),
+                                          ("Denies drug use.", "Urine drug screen")])
+def test_a_negated_condition_is_not_known(story, order):
+    assert synthesised_result(order, "34-year-old man", (), story).policy == "normal_value"
+
+
+def test_an_order_naming_what_no_entry_measures_gets_no_other_entrys_normal_value():
+    # "serology" is an analyte, "lymphoma" no table knows: not hepatitis serology's normal value
+    got = synthesised_result("Lymphoma serology", "60-year-old man")
+    assert got.entry is None and got.text == "No abnormality recorded"
+    assert synthesised_result("Fasting lipid profile").entry == "Lipid panel"  # a close name still finds its own
+
+
+def test_a_cases_fields_reach_the_technician_as_lines():
+    from agents.findings import case_story
+
+    case = Case(id="n-2", source="t", objective="x", demographics="34-year-old man", diagnosis="CMV retinitis",
+                patient={"Demographics": "34-year-old man", "Symptoms": {"Primary": "Black spots in the right eye",
+                                                                         "Secondary": "No pain"},
+                         "Past_Medical_History": "AIDS, fungal esophagitis"}, exam={}, tests={})
+    assert case_story(case).splitlines()[-2:] == ["No pain", "AIDS, fungal esophagitis"]
+    made = Hinted(_Never(), case, ListSink()).act(Observation(turn=2, text="HIV test", order="HIV test"))
+    assert "not assumed normal, as the patient has known AIDS" in made.text
