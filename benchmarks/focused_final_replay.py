@@ -55,6 +55,14 @@ def _known(events: list[dict]) -> str:
                     and e.get("speaker") == "patient" and e.get("turn") in turns)
 
 
+def _loads(text: str):
+    """A reply's JSON, None when it is not JSON (a reply cut at its token limit)."""
+    try:
+        return json.loads(text, strict=False)
+    except json.JSONDecodeError:
+        return None
+
+
 def _working(events: list[dict]) -> list[tuple[str, float | None]]:
     """The last running differential the doctor logged (``differential`` with final false)."""
     work = [e for e in events if e.get("type") == "differential" and not e.get("final")]
@@ -111,7 +119,7 @@ def main() -> None:
             prompt = call["messages"][-1]["content"]
             if _MARK not in prompt:
                 continue
-            logged = ranked(json.loads(call["output"]), 5)
+            logged = ranked(_loads(call["output"]), 5)
             if args.logged:
                 answer = logged
             else:
@@ -120,7 +128,7 @@ def main() -> None:
                                         seed=p.get("seed", 0), response_schema=p["response_schema"])
                 out = llm.generate([Message("user", prompt[:prompt.index(_MARK)] + new_tail)], params,
                                    CallContext("doctor", r["case_id"], 0))
-                answer = ranked(json.loads(out.text), 5)
+                answer = ranked(_loads(out.text), 5)
             truth = r["truth"]
             before = [d for d, _ in logged]
             after = [d for d, _ in demote_known(pooled(answer, _working(events)), _known(events))]
