@@ -319,8 +319,8 @@ def is_whole_examination(order: str) -> bool:
     closest."""
     head = _HEAD_TO_TOE.sub(" ", _PURPOSE.sub("", order.strip()).strip() or order.strip())
     words = {w for w in canonical_words(head) if w not in _GRAMMAR}
-    return "exam" in words and words - {"exam"} <= _WHOLE_EXAM | _WITH_VITALS and bool(words - _WITH_VITALS - {"exam"}
-                                                                                      or words == {"exam"})
+    rest = words - {"exam"}  # vital signs named beside a whole-examination word, never alone ("Exam of vitals")
+    return "exam" in words and rest <= _WHOLE_EXAM | _WITH_VITALS and (not rest or bool(rest - _WITH_VITALS))
 
 
 def order_parts(order: str) -> list[str]:
@@ -350,14 +350,16 @@ def _pieces(head: str) -> list[str]:
     name kept whole ("CBC; Vitamin B12 and folate" -> "CBC", "Vitamin B12 and folate")."""
     bits = re.split(r"(\s*(?:,|;|\band\b|\+|/)\s*)", head)
     words, seps = [b.strip() for b in bits[::2]], bits[1::2]
+
+    def joined(i: int, j: int) -> str:  # words i..j-1 with the separators between them
+        return " ".join("".join(words[k] + (seps[k] if k < j - 1 else "") for k in range(i, j)).split())
+
     out: list[str] = []
     i = 0
     while i < len(words):
-        j = next((j for j in range(min(len(words), i + 4), i + 1, -1)
-                  if " ".join("".join(x for k in range(i, j) for x in (words[k], seps[k] if k < j - 1 else ""))
-                              .split()).lower() in _CATALOGUE_LOWER), i + 1)
-        text = " ".join("".join(x for k in range(i, j) for x in (words[k], seps[k] if k < j - 1 else "")).split())
-        if text:
+        j = next((j for j in range(min(len(words), i + 4), i + 1, -1) if joined(i, j).lower() in _CATALOGUE_LOWER),
+                 i + 1)
+        if text := joined(i, j):
             out.append(text)
         i = j
     return out

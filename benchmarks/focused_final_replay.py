@@ -31,7 +31,7 @@ from agents.judge import JudgeUnparsed, judge_diagnosis  # noqa: E402
 from agents.llm.base import CallContext, GenerateParams, Message  # noqa: E402
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool  # noqa: E402
 from agents.llm.local_model import embedded_model_path  # noqa: E402
-from agents.participants.focused import CHECKLIST, FocusedConfig, demote_known, final_schema, pooled, ranked  # noqa: E402
+from agents.participants.focused import CHECKLIST, FocusedConfig, demote_known, final_schema, pooled, ranked, reply_json  # noqa: E402
 from agents.prompts import template_text  # noqa: E402
 from agents.stats import mcnemar_exact, paired_difference_interval, wilson_interval  # noqa: E402
 
@@ -53,14 +53,6 @@ def _known(events: list[dict]) -> str:
              and e.get("text") == CHECKLIST[3]}
     return " ".join(str(e.get("text") or "") for e in events if e.get("type") == "utterance"
                     and e.get("speaker") == "patient" and e.get("turn") in turns)
-
-
-def _loads(text: str):
-    """A reply's JSON, None when it is not JSON (a reply cut at its token limit)."""
-    try:
-        return json.loads(text, strict=False)
-    except json.JSONDecodeError:
-        return None
 
 
 def _working(events: list[dict]) -> list[tuple[str, float | None]]:
@@ -119,7 +111,7 @@ def main() -> None:
             prompt = call["messages"][-1]["content"]
             if _MARK not in prompt:
                 continue
-            logged = ranked(_loads(call["output"]), 5)
+            logged = ranked(reply_json(call["output"]), 5)
             if args.logged:
                 answer = logged
             else:
@@ -128,7 +120,7 @@ def main() -> None:
                                         seed=p.get("seed", 0), response_schema=p["response_schema"])
                 out = llm.generate([Message("user", prompt[:prompt.index(_MARK)] + new_tail)], params,
                                    CallContext("doctor", r["case_id"], 0))
-                answer = ranked(_loads(out.text), 5)
+                answer = ranked(reply_json(out.text), 5)
             truth = r["truth"]
             before = [d for d, _ in logged]
             after = [d for d, _ in demote_known(pooled(answer, _working(events)), _known(events))]

@@ -67,7 +67,7 @@ from agents.protocol import DoctorAction, gathering_schema, parse_structured_tur
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
 __all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
-           "CHECKLIST", "EXAMINATION", "demote_known", "pooled"]
+           "CHECKLIST", "EXAMINATION", "demote_known", "pooled", "reply_json"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
                                                "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
@@ -179,7 +179,9 @@ def _examined(ordered: set[str]) -> bool:
     return any(is_whole_examination(o) for o in ordered)
 
 
-def _json(text: str) -> Any:
+def reply_json(text: str) -> Any:
+    """A model's reply read as JSON; None when it is not JSON (a reply cut at its token
+    limit)."""
     try:
         return json.loads(text, strict=False)
     except json.JSONDecodeError:
@@ -325,7 +327,7 @@ class FocusedDoctor(LLMDoctor):
         ask = render("focused_update", record=self.record_text())
         reply = self._call(obs, [Message("system", system), Message("user", ask)],
                            update_schema(self.measurement, self.focus.working), self.focus.update_tokens)
-        obj = _json(reply)
+        obj = reply_json(reply)
         self._record_differential(obs, obj)
         nxt = obj.get("next") if isinstance(obj, dict) else None
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
@@ -352,7 +354,7 @@ class FocusedDoctor(LLMDoctor):
         system = render("focused_system", objective=case.objective, demographics=case.demographics,
                         catalogue="; ".join(CATALOGUE))
         ask = render("focused_workup", record=self.record_text())
-        obj = _json(self._call(obs, [Message("system", system), Message("user", ask)],
+        obj = reply_json(self._call(obs, [Message("system", system), Message("user", ask)],
                                workup_schema(self.focus.workup), self.focus.update_tokens + 40))
         self._record_differential(obs, obj)
         _, ordered = self._asked()
@@ -380,7 +382,7 @@ class FocusedDoctor(LLMDoctor):
     def _diagnose(self, obs: Observation) -> DoctorAction:
         reply = self._call(obs, [Message("user", self.vignette())], final_schema(self.focus.final),
                            self.focus.final_tokens)
-        final = ranked(_json(reply), self.focus.final)
+        final = ranked(reply_json(reply), self.focus.final)
         got, rule = demote_known(pooled(final, self.working, self.focus.final), self.known_conditions()), "focused_final"
         if not final and self.working:  # the final call named no condition: the running differential stands
             got, rule = self.working, "focused_working"

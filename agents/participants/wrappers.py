@@ -111,8 +111,11 @@ class Hinted:
     def act(self, obs: Observation) -> Turn:
         test = obs.order if obs.order is not None else obs.text
         hits = order_hits(self.case, test)
-        if not hits and len(order_tests(test)) > 1:  # several tests, none recorded: each answered on its own
-            return self._rest(Turn(text="", source="synthesised"), test, obs.turn)
+        # of an order of several tests, those the case holds no record of (each answered on its own)
+        parts = order_tests(test)
+        unrecorded = [p for p in parts if not match_findings(self.case, p)] if len(parts) > 1 else []
+        if not hits and unrecorded:  # several tests, none recorded
+            return self._rest(Turn(text="", source="synthesised"), unrecorded, obs.turn)
         if not hits:
             # a gatekeeper, not a hint: "not available" would tell the doctor the test was off
             # target; a result by the policy of the test's kind is reported and marked as
@@ -126,8 +129,8 @@ class Hinted:
         rec = "\n".join(f"- {path}: {value}" for path, value in hits)
         # of an order of several tests, the technician model is told those the records answer:
         # the others are answered after its reply (_rest), not called "not available" by it
-        recorded = [p for p in order_tests(test) if match_findings(self.case, p)]
-        asked = "; ".join(recorded) if len(order_tests(test)) > 1 and recorded else test
+        recorded = [p for p in parts if p not in unrecorded]
+        asked = "; ".join(recorded) if len(parts) > 1 and recorded else test
         told = replace(obs, text=f"The doctor orders: {asked}\nRecords that match this order:\n{rec}",
                        records=tuple(hits))
         try:
@@ -139,19 +142,15 @@ class Hinted:
             reply = "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)
             self.sink.emit(FallbackReply(role=self.role, turn=obs.turn, reason=str(e), text=reply))
             turn = Turn(text=reply, source="fallback")
-        return self._rest(turn, test, obs.turn)
+        return self._rest(turn, unrecorded, obs.turn)
 
-    def _rest(self, turn: Turn, test: str, at: int) -> Turn:
+    def _rest(self, turn: Turn, unrecorded: Sequence[str], at: int) -> Turn:
         """An order of several tests of which the case records only some: each of the
-        others is answered as a test of its own would be (synthesised, marked), after the
-        records; silence would tell the doctor which of its tests were off target."""
-        parts = order_tests(test)
-        if len(parts) < 2:
-            return turn
+        others (``unrecorded``) is answered as a test of its own would be (synthesised,
+        marked), after the records; silence would tell the doctor which of its tests were
+        off target."""
         lines = []
-        for part in parts:
-            if match_findings(self.case, part):
-                continue
+        for part in unrecorded:
             made = synthesised_result(part, self.case.demographics, case_records(self.case), case_story(self.case))
             lines.append(f"RESULTS: {part}: {made.text}")
             self.sink.emit(SynthesisedResult(turn=at, test=part, text=lines[-1], policy=made.policy, kind=made.kind,
