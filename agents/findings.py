@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from agents.cases.model import Case, flatten
-from agents.orders import answers, closeness, is_whole_examination, order_parts, test_name
+from agents.orders import answers, closeness, is_whole_examination, order_parts, part_of_panel, test_name
 
 __all__ = ["match_findings", "match_order", "tokens", "case_records", "case_story"]
 
@@ -86,13 +86,16 @@ def match_findings(case: Case, request: str) -> list[tuple[str, str]]:
     the record name that answers it most closely (:func:`agents.orders.answers`; a group
     of records such as a complete blood count comes whole), tests before the physical
     examination; [] when no record answers it. A request with words the tables do not
-    know is matched again without them. A request for the whole physical examination
+    know is matched again without them. A request for a panel that no record names as a
+    whole gets the records of its parts ("CBC" -> "Blood work > Hemoglobin", "... >
+    Platelet count": :func:`agents.orders.part_of_panel`). A request for the whole physical examination
     (:func:`agents.orders.is_whole_examination`) gets every finding of it."""
     if is_whole_examination(request):
         whole = [(" > ".join(p), t) for p, t, exam in _index(case) if exam]
         if whole:
             return whole
-    return _matches(case, request, loose=False) or _matches(case, request, loose=True)
+    return (_matches(case, request, loose=False) or _matches(case, request, loose=True)
+            or [(" > ".join(p), t) for p, t, exam in _index(case) if not exam and part_of_panel(request, p)])
 
 
 def match_order(case: Case, order: str) -> list[tuple[str, str]]:

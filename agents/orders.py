@@ -50,7 +50,7 @@ from agents.catalogue import CATALOGUE
 
 __all__ = ["TestName", "test_name", "answers", "closeness", "order_parts", "order_tests", "is_examination", "is_whole_examination",
            "PHRASES", "GENERIC",
-           "SPECIMENS", "QUALIFIER_GROUPS", "METHODS", "ANALYTES"]
+           "SPECIMENS", "QUALIFIER_GROUPS", "METHODS", "ANALYTES", "PANELS", "panel_parts"]
 
 # -- the tables (written for medsim) ----------------------------------------------------------
 # word sequences (lower case, after the spelling fixes of _spell) -> canonical words; the
@@ -63,7 +63,7 @@ _PHRASE_LIST: tuple[tuple[str, str], ...] = (
     # chemistry
     ("c reactive protein", "crp"), ("crp", "crp"), ("erythrocyte sedimentation rate", "esr"),
     ("sedimentation rate", "esr"), ("sed rate", "esr"), ("esr", "esr"), ("basic metabolic", "metabolic"),
-    ("comprehensive metabolic", "metabolic"), ("metabolic", "metabolic"), ("bmp", "metabolic"),
+    ("comprehensive metabolic", "metabolic comprehensive"), ("metabolic", "metabolic"), ("bmp", "metabolic"),
     ("cmp", "metabolic"), ("chemistry", "metabolic"), ("chemistries", "metabolic"), ("biochemistry", "metabolic"),
     ("biochemical", "metabolic"), ("urea and electrolytes", "metabolic"), ("liver function", "lft"),
     ("liver enzymes", "lft"), ("liver panel", "lft"), ("hepatic function", "lft"), ("lft", "lft"),
@@ -89,6 +89,28 @@ _PHRASE_LIST: tuple[tuple[str, str], ...] = (
     ("uds", "urine drug"), ("hiv", "hiv"), ("hepatitis", "hepatitis"), ("urinalysis", "urinalysis urine"),
     ("urine analysis", "urinalysis urine"), ("urine dipstick", "urinalysis urine"),
     ("dipstick", "urinalysis urine"), ("ua", "urinalysis urine"), ("vital signs", "vitals"), ("vitals", "vitals"), ("observations", "vitals"),
+    # the parts of the common panels, each one word (a record of a part answers an order of its panel: PANELS)
+    ("hemoglobin", "hemoglobin"), ("haemoglobin", "hemoglobin"), ("hb", "hemoglobin"), ("hgb", "hemoglobin"),
+    ("hematocrit", "hematocrit"), ("haematocrit", "hematocrit"), ("hct", "hematocrit"), ("pcv", "hematocrit"),
+    ("wbc", "wbc"), ("white blood cell", "wbc"), ("white cell", "wbc"), ("white count", "wbc"),
+    ("leukocyte", "wbc"), ("leucocyte", "wbc"), ("tlc", "wbc"), ("rbc", "rbc"), ("red blood cell", "rbc"),
+    ("red cell", "rbc"), ("erythrocyte count", "rbc"), ("platelet", "platelet"), ("plt", "platelet"),
+    ("thrombocyte", "platelet"), ("neutrophil", "neutrophil"), ("lymphocyte", "lymphocyte"),
+    ("monocyte", "monocyte"), ("eosinophil", "eosinophil"), ("basophil", "basophil"), ("band", "band"),
+    ("mcv", "mcv"), ("mean corpuscular volume", "mcv"), ("mch", "mch"), ("mchc", "mchc"), ("rdw", "rdw"),
+    ("sodium", "sodium"), ("na", "sodium"), ("potassium", "potassium"), ("k", "potassium"),
+    ("chloride", "chloride"), ("cl", "chloride"), ("bicarbonate", "bicarbonate"), ("hco3", "bicarbonate"),
+    ("bicarb", "bicarbonate"), ("urea", "urea"), ("bun", "urea"), ("urea nitrogen", "urea"),
+    ("blood urea nitrogen", "urea blood"), ("creatinine", "creatinine"), ("cr", "creatinine"),
+    ("egfr", "egfr"), ("gfr", "egfr"), ("glu", "glucose"), ("ca", "calcium"), ("vitamin k", "vitamink"),
+    ("alt", "alt"), ("sgpt", "alt"), ("alanine aminotransferase", "alt"), ("alanine transaminase", "alt"),
+    ("ast", "ast"), ("sgot", "ast"), ("aspartate aminotransferase", "ast"), ("aspartate transaminase", "ast"),
+    ("alp", "alp"), ("alkaline phosphatase", "alp"), ("ggt", "ggt"), ("gamma glutamyl transferase", "ggt"),
+    ("bilirubin", "bilirubin"), ("albumin", "albumin"), ("total protein", "protein"),
+    ("prothrombin", "prothrombin"), ("ptt", "ptt"), ("aptt", "ptt"), ("fibrinogen", "fibrinogen"),
+    ("tsh", "tsh"), ("thyroid stimulating hormone", "tsh"), ("t4", "t4"), ("thyroxine", "t4"), ("t3", "t3"),
+    ("ldl", "ldl"), ("hdl", "hdl"), ("triglyceride", "triglyceride"), ("tibc", "tibc"),
+    ("transferrin", "transferrin"),
     # microbiology and fluids
     ("culture", "culture"), ("cultures", "culture"), ("swab", "culture"), ("swabs", "culture"), ("mcs", "culture"),
     ("lumbar puncture", "lp"), ("spinal tap", "lp"), ("lp", "lp"), ("csf", "lp"), ("cerebrospinal fluid", "lp"),
@@ -137,6 +159,27 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
 }
 _LONGEST = max(len(k) for k in PHRASES)
 
+# a panel's canonical word -> the words of its parts: a record that names only parts of a panel
+# (``Blood work > Hemoglobin``, ``Serum > Na``) answers an order of the panel when no record
+# names the panel itself (agents.findings.match_findings). Clinical convention, not any case's
+# spelling: a basic metabolic panel is sodium, potassium, chloride, bicarbonate, urea,
+# creatinine, glucose and calcium; a comprehensive one adds the liver tests.
+PANELS: dict[str, frozenset[str]] = {
+    "cbc": frozenset("hemoglobin hematocrit wbc rbc platelet neutrophil lymphocyte monocyte eosinophil basophil "
+                     "band mcv mch mchc rdw".split()),
+    "metabolic": frozenset("sodium potassium chloride bicarbonate urea creatinine glucose calcium electrolyte "
+                           "egfr rft".split()),
+    "electrolyte": frozenset("sodium potassium chloride bicarbonate".split()),
+    "rft": frozenset("urea creatinine egfr".split()),
+    "lft": frozenset("alt ast alp ggt bilirubin albumin protein".split()),
+    "coagulation": frozenset("prothrombin ptt fibrinogen".split()),
+    "tft": frozenset("tsh t4 t3".split()),
+    "lipid": frozenset("ldl hdl triglyceride".split()),
+    "iron": frozenset("tibc transferrin".split()),
+}
+COMPREHENSIVE_METABOLIC = PANELS["metabolic"] | PANELS["lft"]
+_PART_WORDS = frozenset().union(*PANELS.values())
+
 # words that say nothing about which test it is
 GENERIC = frozenset((
     "test tests testing level levels panel profile study studies analysis analyses result results screen screening "
@@ -166,7 +209,11 @@ METHODS = frozenset((
 ANALYTES = frozenset((
     "cbc smear crp esr metabolic lft rft tft coagulation gas troponin ck ddimer hba1c glucose lipid iron b12 folate "
     "autoimmune tumourmarker cea afp ca125 ca199 psa calcium cortisol lipase amylase electrolyte pregnancy drug hiv "
-    "hepatitis urinalysis vitals culture synovial serology pcr elisa".split()))
+    "hepatitis urinalysis vitals culture synovial serology pcr elisa".split())) | _PART_WORDS
+# the sites of the body the tables know: what a bare name after an imaging method is ("CT chest; abdomen")
+SITES = frozenset(("respiratory abdomen head spine pelvis limb msk neuro cardiovascular skin eye ent rectal neck "
+                   "thorax thoracic lumbar cervical sacral kidney renal liver gallbladder bladder breast thyroid "
+                   "heart orbit sinus face jaw shoulder " + " ".join(_LIMB_PARTS)).split())
 _GRAMMAR = frozenset("of the and or a an for to on in at with without please me i we you some".split())
 
 
@@ -246,6 +293,40 @@ def test_name(text: str, *, examination: bool = False) -> TestName:
     every = frozenset(words) | ({"exam"} if examination else frozenset())
     return TestName(core, specimens, qualifiers, methods, every, examination,
                     frozenset(w for w in canon if w not in _GRAMMAR))
+
+
+# words a record of a panel's part may carry beside the part ("Leukocyte count", "Bilirubin direct")
+_PART_NEUTRAL = frozenset("count direct indirect conjugated unconjugated free absolute percent percentage ionized "
+                          "ionised corrected ratio".split())
+
+
+def panel_parts(order: str | TestName) -> frozenset[str]:
+    """The words of the parts of the panel an order names ("CBC": hemoglobin, WBC,
+    platelets, ...; :data:`PANELS`); empty when it names no panel, names something beside
+    it, or a specimen other than blood ("Urine electrolytes")."""
+    o = order if isinstance(order, TestName) else test_name(order)
+    panels = o.core & PANELS.keys()
+    if not panels or o.core - panels - {"count"} or o.specimens - {"blood"}:
+        return frozenset()
+    parts = frozenset().union(*(PANELS[p] for p in panels))
+    return parts | COMPREHENSIVE_METABOLIC if "metabolic" in panels and "comprehensive" in o.plain else parts
+
+
+def part_of_panel(order: str | TestName, path: tuple[str, ...] | list[str]) -> bool:
+    """Whether a record at ``path`` ("Blood work", "Hemoglobin") is a part of the panel an
+    order names: its name is a part (:func:`panel_parts`), no name on its path names a
+    method, a specimen other than blood or another test ("Urinalysis > Glucose" is not a
+    part of a metabolic panel), though a group's name may be words the tables do not know."""
+    parts = panel_parts(order)
+    if not parts or not path:
+        return False
+    o = order if isinstance(order, TestName) else test_name(order)
+    names = [test_name(x) for x in path]
+    leaf = names[-1].core - _PART_NEUTRAL
+    if not leaf or not leaf <= parts:
+        return False
+    allowed = parts | o.core | _PART_NEUTRAL
+    return not any(n.methods or n.specimens - {"blood"} or n.core - allowed - n.unknown for n in names[:-1])
 
 
 def _qualifier_conflict(order: TestName, record: TestName) -> bool:
@@ -333,15 +414,17 @@ def order_parts(order: str) -> list[str]:
     if head.lower() in _CATALOGUE_LOWER:
         return [head]
     parts: list[str] = []
-    method = ""
-    for p in _pieces(head):
-        named = [w for w in canonical_words(p) if w in METHODS]
-        core = test_name(p).core
-        if named:
-            method = " ".join(dict.fromkeys(named))
-        elif method and core and not core & ANALYTES and p.lower() not in _CATALOGUE_LOWER:
-            p = f"{method} {p}"  # a site after a method ("pelvis"), not a test of its own ("vitamin B12")
-        parts.append(p)
+    method, named_in = "", -1
+    for g, group in enumerate(head.split(";")):  # a semicolon ends a test; a comma or "and" may list sites
+        for p in _pieces(group):
+            named = [w for w in canonical_words(p) if w in METHODS]
+            name = test_name(p)
+            if named:
+                method, named_in = " ".join(dict.fromkeys(named)), g
+            elif (method and name.core and not name.core & ANALYTES and not name.specimens
+                  and p.lower() not in _CATALOGUE_LOWER and (named_in == g or name.core <= SITES)):
+                p = f"{method} {p}"  # a site after a method ("pelvis"), not a test ("vitamin B12", "blood pressure")
+            parts.append(p)
     return [head] + [p for p in parts if p != head]
 
 

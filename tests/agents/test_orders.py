@@ -47,7 +47,7 @@ ORACLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Troponin": ((r"troponin",), ()),
     "D-dimer": ((r"d-? ?dimer",), ()),
     "Arterial blood gas": ((r"blood gas|\babg\b",), (r"venous", r"capillary")),
-    "Blood glucose": ((r"glucose|sugar",), (r"urine",)),
+    "Blood glucose": ((r"glucose|sugar|> glu$",), (r"urine",)),
     "HbA1c": ((r"a1c|glycated",), ()),
     "Thyroid function tests": ((r"thyroid function|\btfts?\b",), ()),
     "Lipase": ((r"lipase",), ()),
@@ -61,7 +61,7 @@ ORACLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Autoimmune antibodies": ((r"autoimmun|autoantibod|\bana\b",), ()),
     "HIV test": ((r"\bhiv\b",), ()),
     "Hepatitis serology": ((r"hepatitis",), ()),
-    "Serum calcium": ((r"calcium",), ()),
+    "Serum calcium": ((r"calcium|> ca$",), ()),
     "Cortisol level": ((r"cortisol",), ()),
     "Tumour markers": ((r"tumou?r markers?|\bcea\b|\bafp\b|ca-? ?125|ca 19|\bpsa\b",), ()),
     "Urine drug screen": ((r"drug|toxicolog",), ()),
@@ -95,6 +95,30 @@ ORACLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# a record of one part of a panel answers an order of the panel (agents.orders.PANELS): the
+# leaf names a part, and nothing on its path names another specimen
+_CBC = (r"hemoglobin|haemoglobin|hb|hgb|hematocrit|haematocrit|hct|wbc|white (?:blood )?cells?|le[uc]k?ocytes?|"
+        r"leucocytes?|platelets?|plt|neutrophils?|lymphocytes?|monocytes?|eosinophils?|basophils?|bands?|mcv|mch|"
+        r"mchc|rdw|rbc|red (?:blood )?cells?")
+_LYTES = r"sodium|na|potassium|k|chloride|cl|bicarbonate|hco3"
+_RENAL = r"bun|urea|(?:blood )?urea nitrogen|creatinine|cr|e?gfr"
+_LIVER = r"alt|sgpt|ast|sgot|alp|alkaline phosphatase|ggt|bilirubin|albumin|total protein"
+PARTS = {
+    "Complete blood count": _CBC,
+    "Basic metabolic panel": rf"{_LYTES}|{_RENAL}|glucose|glu|calcium|ca|electrolytes?",
+    "Serum electrolytes": _LYTES,
+    "Renal function tests": _RENAL,
+    "Liver function tests": _LIVER,
+    "Coagulation studies": r"prothrombin(?: time)?|a?ptt|fibrinogen",
+    "Thyroid function tests": r"tsh|(?:free )?t[34]|thyroxine",
+    "Lipid panel": r"ldl|hdl|triglycerides?",
+    "Iron studies": r"tibc|transferrin",
+}
+_MOD = r"serum|plasma|blood|capillary|venous|total|direct|indirect|free|absolute|fasting|random|corrected|ioni[sz]ed"
+_PART_LEAF = rf"(?:^|> )(?:(?:{_MOD}) )*(?:{{}})(?: (?:count|level|{_MOD}))*$"
+_OTHER_SPECIMEN = r"urin|csf|cerebrospinal|stool|pleural|ascit|synovial|fluid|sputum"
+
+
 def _case_sets():
     sets = ["demo", "imaging"] + [str(p) for p in sorted(AGENTCLINIC.glob("*.jsonl"))]
     out = []
@@ -111,8 +135,9 @@ def all_cases():
 
 def _answers_per_oracle(test: str, path: str) -> bool:
     need, never = ORACLE[test]
-    low = path.lower().replace("_", " ")
-    return all(re.search(p, low) for p in need) and not any(re.search(p, low) for p in never)
+    low = " ".join(path.lower().replace("_", " ").split())
+    part = test in PARTS and re.search(_PART_LEAF.format(PARTS[test]), low) and not re.search(_OTHER_SPECIMEN, low)
+    return bool(part) or all(re.search(p, low) for p in need) and not any(re.search(p, low) for p in never)
 
 
 def test_the_oracle_covers_the_whole_catalogue():
@@ -210,8 +235,54 @@ def test_every_catalogue_test_has_a_policy_and_normal_values_are_its_own():
     ("MRI brain; troponin", ["MRI brain", "troponin"]),  # an analyte is a test of its own, not an MRI
     ("CT head, serum amylase and a lipid profile", ["CT head", "serum amylase", "a lipid profile"]),
     ("CT chest to look for a PE", ["CT chest"]),
+    ("CT chest; abdomen", ["CT chest", "ct abdomen"]),  # a site after a semicolon still takes the method
+    # a semicolon ends a test: what follows an imaging method without a site of its own is not imaged
+    ("X-ray; Blood pressure", ["X-ray", "Blood pressure"]),
+    ("Blood glucose; CT head; Temperature", ["Blood glucose", "CT head", "Temperature"]),
+    ("X-ray; Blood uric acid level", ["X-ray", "Blood uric acid level"]),
+    ("Ultrasound of liver and gallbladder", ["Ultrasound of liver", "ultrasound gallbladder"]),
 ])
 def test_an_order_names_its_tests(order, tests):
     from agents.orders import order_tests
 
     assert order_tests(order) == tests
+
+
+
+def _panel_case():
+    from agents.cases.model import Case
+
+    return Case(
+        id="panels", objective="Assess.", demographics="50-year-old woman", patient={}, exam={},
+        tests={"Blood_Work": {"Hemoglobin": "9.1 g/dL", "Leukocyte_Count": "84,000/mm3", "Platelet_Count": "110,000/mm3",
+                              "Na": "128 mEq/L", "K": "3.1 mEq/L", "Cr": "1.9 mg/dL", "Alkaline_Phosphatase": "480 U/L",
+                              "ALT": "62 U/L", "Bilirubin_Direct": "2.1 mg/dL"},
+               "Urinalysis": {"Glucose": "negative", "Na": "40 mEq/L"},
+               "Hematology": {"Ferritin": "12 ng/mL", "MCV": "71 fL"}},
+        diagnosis="x", source="test:1")
+
+
+@pytest.mark.parametrize("order, leaves", [
+    ("Complete blood count", {"Hemoglobin", "Leukocyte Count", "Platelet Count", "MCV"}),  # a group of parts too
+    ("Basic metabolic panel", {"Na", "K", "Cr"}),  # serum parts only: the urine's sodium and glucose are not
+    ("Serum electrolytes", {"Na", "K"}),
+    ("Renal function tests", {"Cr"}),
+    ("Liver function tests", {"Alkaline Phosphatase", "ALT", "Bilirubin Direct"}),
+    ("Comprehensive metabolic panel", {"Na", "K", "Cr", "Alkaline Phosphatase", "ALT", "Bilirubin Direct"}),
+    ("Serum sodium", {"Na"}),  # a part by its own name, spelled another way
+    ("Urine electrolytes", set()),  # never the blood's
+    ("Blood cultures", set()),
+    ("Coagulation studies", set()),
+])
+def test_a_panel_is_answered_by_the_records_of_its_parts(order, leaves):
+    """A case that records a panel's parts one by one ("Blood work > Hemoglobin", "... >
+    Na") answers an order of the panel with them, and only with them (a made-up normal
+    panel would contradict the record); the tests-ordered scorer counts the hits."""
+    from agents.measures.ordered import order_scores
+
+    case = _panel_case()
+    hits = match_order(case, order)
+    assert {p.split(" > ")[-1] for p, _ in hits} == leaves, hits
+    if leaves:
+        assert all(p.startswith(("Blood Work", "Hematology > MCV")) for p, _ in hits)
+        assert order_scores(case, [order])["hits"] == 1
