@@ -6,7 +6,8 @@
   after which :class:`RoleFailure` ends the consultation as *failed*.
 - :class:`Hinted`: the technician is shown the case records matching each order; a
   reply that ignores them is rejected (by :class:`Guarded`), and if its retries end on
-  any problem the records are reported verbatim (a recorded fallback).
+  any problem the records are reported verbatim (a recorded fallback); a record its reply
+  leaves out (a reply cut at its token limit) is appended verbatim.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from agents.orders import order_tests
 from agents.participants.base import Observation, Participant, RoleFailure, Turn
 from agents.participants.llm import LLMParticipant
 
-__all__ = ["Guarded", "Hinted", "ignored_records", "order_hits", "names_a_condition", "not_a_condition_name"]
+__all__ = ["Guarded", "Hinted", "ignored_records", "omitted", "order_hits", "names_a_condition", "not_a_condition_name"]
 
 Check = Callable[[str, Observation], "str | None"]
 Detect = Callable[[str, str, Sequence[str], str], "str | None"]  # agents.guards.check_reply's signature
@@ -35,6 +36,19 @@ def ignored_records(reply: str, obs: Observation) -> str | None:
         return None
     low = normalise_line(reply)
     return None if any(normalise_line(v)[:24] in low for _, v in obs.records) else "ignored_records"
+
+
+def omitted(reply: str, records: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The records a technician's reply does not report: its value is not in the reply or,
+    for a short value ("Normal", "12"), neither is the name of the record beside it."""
+    low = normalise_line(reply)
+    out = []
+    for path, value in records:
+        v = normalise_line(value)[:24]
+        leaf = normalise_line(path.split(" > ")[-1])
+        if not (v and v in low and (len(v) >= 12 or leaf in low)):
+            out.append((path, value))
+    return out
 
 
 def names_a_condition(parse: Callable[[str], Any]) -> Check:
@@ -142,6 +156,9 @@ class Hinted:
             reply = "RESULTS: " + "; ".join(f"{path}: {value}" for path, value in hits)
             self.sink.emit(FallbackReply(role=self.role, turn=obs.turn, reason=str(e), text=reply))
             turn = Turn(text=reply, source="fallback")
+        left = omitted(turn.text, hits)
+        if left:  # a reply cut at its token limit, or one that skipped some: nothing recorded is lost
+            turn = replace(turn, text="\n".join([turn.text.rstrip(), *(f"RESULTS: {p}: {v}" for p, v in left)]))
         return self._rest(turn, unrecorded, obs.turn)
 
     def _rest(self, turn: Turn, unrecorded: Sequence[str], at: int) -> Turn:

@@ -274,3 +274,26 @@ def test_a_cases_fields_reach_the_technician_as_lines():
     assert case_story(case).splitlines()[-2:] == ["No pain", "AIDS, fungal esophagitis"]
     made = Hinted(_Never(), case, ListSink()).act(Observation(turn=2, text="HIV test", order="HIV test"))
     assert "not assumed normal, as the patient has known AIDS" in made.text
+
+
+class _Cut:
+    role = "measurement"
+
+    def act(self, obs):  # the technician model, cut at its token limit after the first record
+        p, v = obs.records[0]
+        return Turn(text=f"RESULTS: {p}: {v}; {obs.records[1][0]}: 5.")
+
+
+def test_a_technician_reply_cut_short_loses_no_record():
+    """Each record that answers an order reaches the doctor: those the technician model's
+    reply left out (cut at its token limit) are appended verbatim, once."""
+    order = "Basic metabolic panel"
+    turn = Hinted(_Cut(), DKA, ListSink()).act(Observation(turn=4, text=order, order=order))
+    for value in ("131 mmol/L", "5.6 mmol/L", "10.2 mmol/L", "118 µmol/L", "29.4 mmol/L"):
+        assert turn.text.count(value) == 1, (value, turn.text)
+    from agents.participants.wrappers import omitted
+
+    assert not omitted(turn.text, [("Basic Metabolic Panel > Sodium", "131 mmol/L")])
+    # a short value counts as reported only beside its record's name
+    assert omitted("RESULTS: Troponin: normal", [("ECG", "Normal")]) == [("ECG", "Normal")]
+    assert not omitted("RESULTS: ECG: normal", [("ECG", "Normal")])
