@@ -34,7 +34,7 @@ from agents.catalogue import CATALOGUE
 from agents.guards import normalise_line
 from agents.judge import not_a_diagnosis, strip_hedges, strip_lead_in
 
-__all__ = ["not_a_condition_name", "no_condition", "symptom_or_finding", "names_a_test", "SYMPTOM_HEADS", "SITE_WORDS",
+__all__ = ["not_a_condition_name", "no_condition", "symptom_or_finding", "names_a_test", "names_a_medicine", "SYMPTOM_HEADS", "SITE_WORDS",
            "FINDING_ADJECTIVES"]
 
 # -- no disease -------------------------------------------------------------------------------
@@ -73,10 +73,11 @@ SYMPTOM_HEADS = frozenset((
     "polyuria dysuria oliguria anuria frequency urgency haemoptysis hemoptysis haematemesis hematemesis melaena "
     "melena dysphagia odynophagia dyspepsia indigestion heartburn bloating tachycardia bradycardia hypotension "
     "wheeze wheezing stridor confusion drowsiness collapse fainting blackout blackouts bruising discharge "
-    "sweats sweating chills rigors insomnia anxiety agitation hallucinations hoarseness syncope").split())
+    "sweats sweating chills rigors insomnia anxiety agitation hallucinations hoarseness syncope diplopia "
+    "photophobia").split())
 _SYMPTOM_PHRASES = ("shortness of breath", "short of breath", "loss of consciousness", "altered mental status",
                     "altered consciousness", "chest tightness", "night sweats", "weight loss", "weight gain",
-                    "blood in")
+                    "blood in", "double vision", "blurred vision", "blurry vision")
 SITE_WORDS = frozenset((
     # body sites and systems
     "head neck face facial eye eyes ocular visual vision acuity ear ears nasal nose throat mouth oral dental jaw "
@@ -95,6 +96,9 @@ SITE_WORDS = frozenset((
     "progressive worsening new onset episodic transient mild moderate severe significant sharp dull ongoing "
     "painful painless diffuse localised localized widespread isolated minor exertion exertional rest movement "
     "walking eating night nocturnal morning postprandial"
+    # what brings a symptom on ("Pain with urination", "Difficulty climbing stairs")
+    " urination micturition voiding defecation swallowing breathing climbing stairs standing sitting lying "
+    "bending lifting exercise activity activities"
     # lab and vital-sign nouns a finding adjective may qualify
     " enzymes lfts transaminases crp esr inflammatory markers white cell cells count wbc rate "
     "temperature glucose sugar troponin dimer platelets platelet hemoglobin haemoglobin "
@@ -154,10 +158,25 @@ def names_a_test(text: str) -> bool:
     return bool(_TEST_HEAD.search(text.strip())) and not _CONDITION_WORD.search(text)
 
 
+# the endings of medicines' names (international nonproprietary names' stems): one such word
+# is a medicine the patient takes, not a condition ("Natalizumab", "Metformin")
+_MEDICINE = re.compile(
+    r"^[a-z]{3,}(mab|nib|pril|sartan|olol|statin|cillin|mycin|floxacin|cycline|prazole|tidine|dipine|parin|"
+    r"xaban|gatran|triptan|profen|oxetine|azepam|azolam|formin|glitazone|gliptin|gliflozin|semide|thiazide|"
+    r"olone|vudine|ciclovir|clovir|navir|tegravir|buvir)$", re.IGNORECASE)
+
+
+def names_a_medicine(text: str) -> bool:
+    """One word that is a medicine's name by its stem ("Natalizumab", "Ramipril",
+    "Metformin"), not a condition (a condition caused by one names more: "Natalizumab-
+    associated PML")."""
+    return bool(_MEDICINE.match(text.strip(" .")))
+
+
 def not_a_condition_name(text: str) -> bool:
     """Whether ``text`` fails to name one condition (the module's docstring): a
-    non-answer, no disease at all, a symptom or finding or a list of them, or a test's
-    name. Lead-ins and hedges are ignored ("X, I think" names X)."""
+    non-answer, no disease at all, a symptom or finding or a list of them, a test's
+    name, or a medicine's. Lead-ins and hedges are ignored ("X, I think" names X)."""
     text = strip_hedges(strip_lead_in(text) or text) or text
     return bool(not_a_diagnosis(text) or no_condition(text) or _sentence(text) or symptom_or_finding(text)
-                or names_a_test(text))
+                or names_a_test(text) or names_a_medicine(text))

@@ -45,6 +45,9 @@ def test_no_known_truth_is_refused():
     "Weight loss", "Fever", "Jaundice", "Chronic cough", "Skin rash", "Syncope", "Seizures",
     "Fever, cough and weight loss", "Right upper quadrant pain", "Altered mental status", "Vaginal discharge",
     "Shortness of breath on exertion", "Lower limb swelling", "Blood in urine",
+    # a symptom with what brings it on, a visual symptom, a medicine (a v3 run's differentials)
+    "Pain with urination", "Difficulty climbing stairs", "Pain on swallowing", "Double vision", "Blurred vision",
+    "Diplopia", "Natalizumab", "Metformin", "Ramipril", "Atorvastatin",
 ])
 def test_no_disease_symptoms_and_findings_are_refused(text):
     assert not_a_condition_name(text), text
@@ -59,6 +62,8 @@ def test_no_disease_symptoms_and_findings_are_refused(text):
     "Hand, foot and mouth disease", "Chronic pain syndrome", "Generalized anxiety disorder", "Pleural effusion",
     "Iron deficiency anaemia", "Hypokalaemia", "Acute confusional state", "Uterine rupture",
     "Impaired erythropoietin production", "Dengue fever", "Restless legs syndrome",
+    "Natalizumab-associated progressive multifocal leukoencephalopathy", "Exercise-induced asthma",
+    "Statin-induced myopathy",
 ])
 def test_conditions_named_after_a_sign_are_not_refused(text):
     assert not not_a_condition_name(text), text
