@@ -9,9 +9,11 @@ the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is d
    start, as every doctor is); the next ones take the rest of a short history (onset and
    course, other symptoms, past history and medicines, social history:
    :data:`CHECKLIST`, the first ``history`` items), then it orders the physical
-   examination (vital signs included) where the protocol has a technician. These turns
-   call no model: a clinician takes them whatever the complaint, and a small model asked
-   to choose skips them (measured: 2.1 questions and 0.08 examinations a case).
+   examination (vital signs included) and the first-line blood tests (:data:`FIRST_LINE`,
+   one order) where the protocol has a technician. These turns call no model: a clinician
+   takes them whatever the complaint, and a small model asked to choose skips them
+   (measured: 2.1 questions and 0.08 examinations a case; the v3 work-up named a complete
+   blood count in 1 of 40 cases, where 18 record one).
 2. **A work-up aimed at its candidates**: one call that reads the record and names its
    leading conditions (up to ``workup``), each with the one test that would best confirm
    it; those tests go to the technician as one order ("MRI brain; Acetylcholine receptor
@@ -59,7 +61,7 @@ from agents.suites.negation import about_someone_else
 from agents.judge import normalise
 from agents.llm.base import CallContext, GenerateParams, Message
 from agents.llm.calls import generate_logged
-from agents.orders import is_examination, is_whole_examination
+from agents.orders import is_examination, is_whole_examination, order_tests, test_name
 from agents.participants.base import Observation, Turn
 from agents.participants.llm import LLMDoctor
 from agents.prompts import render
@@ -67,7 +69,7 @@ from agents.protocol import DoctorAction, gathering_schema, parse_structured_tur
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
 __all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
-           "CHECKLIST", "EXAMINATION", "demote_known", "pooled", "reply_json"]
+           "CHECKLIST", "EXAMINATION", "FIRST_LINE", "demote_known", "pooled", "reply_json"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
                                                "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
@@ -85,6 +87,9 @@ CHECKLIST = (
 )
 # the whole physical examination, vital signs included (agents.orders.is_whole_examination)
 EXAMINATION = "Physical examination"
+# the first-line blood tests a clinician sends whatever the complaint (the complete blood count
+# and the comprehensive metabolic panel's two halves), one order after the examination
+FIRST_LINE = ("Complete blood count", "Basic metabolic panel", "Liver function tests")
 _BRACKETED = re.compile(r"\s*\([^()]*\)\s*$")  # a name's trailing bracket: an initialism, a gloss
 _SPEAKER = re.compile(r"^\s*([A-Z][A-Za-z ]{1,20}):\s*")
 
@@ -179,6 +184,13 @@ def _examined(ordered: set[str]) -> bool:
     return any(is_whole_examination(o) for o in ordered)
 
 
+def _test_key(test: str) -> Any:
+    """What makes two names one test ("CBC" and "complete blood count"): their canonical
+    kind, target and specimens (agents.orders.test_name), else their words."""
+    t = test_name(test)
+    return (t.core, t.specimens) if t.core else normalise(test)
+
+
 def reply_json(text: str) -> Any:
     """A model's reply read as JSON; None when it is not JSON (a reply cut at its token
     limit)."""
@@ -202,6 +214,7 @@ class Learned:
 class FocusedConfig:
     history: int = 5  # checklist questions asked first, before the examination and the model's choices
     examine: bool = True  # order the physical examination after them (where there is a technician)
+    first_line: tuple[str, ...] = FIRST_LINE  # then these tests, one order (where there is a technician; (): none)
     workup: int = 4  # then one order of the tests that would confirm each of its leading conditions, up to this many (0: none)
     settle: float = 0.8  # the leading condition's confidence that settles the differential
     margin: float = 0.3  # ... and how far ahead of the next it must be
@@ -260,11 +273,16 @@ class FocusedDoctor(LLMDoctor):
         return " ".join(x.answer for x in self.learned() if x.kind == "patient" and x.asked == CHECKLIST[3])
 
     def _asked(self) -> tuple[set[str], set[str]]:
+        """The questions asked and the orders made (each order, and each test of an order
+        of several), normalised."""
         qs, orders = set(), set()
         for m in self.history:
             if m.role == "assistant":
                 a = parse_structured_turn(m.content)
-                (qs if a.kind == "ask" else orders).add(normalise(a.text))
+                if a.kind == "ask":
+                    qs.add(normalise(a.text))
+                else:
+                    orders |= {normalise(a.text), *(normalise(t) for t in order_tests(a.text))}
         return qs, orders
 
     def record_text(self) -> str:
@@ -310,12 +328,15 @@ class FocusedDoctor(LLMDoctor):
     def _next_from_checklist(self, asked: set[str], ordered: set[str], upto: int | None = None,
                              rule: str = "focused_checklist") -> DoctorAction | None:
         """The first of the checklist's first ``upto`` questions (all when None), then the
-        physical examination, not yet done; None when all are done."""
+        physical examination, then the first-line tests, not yet done; None when all are done."""
         for q in CHECKLIST[:upto]:
             if normalise(q) not in asked:
                 return DoctorAction("ask", q, rule)
         if self.measurement and self.focus.examine and not _examined(ordered):
             return DoctorAction("test", EXAMINATION, rule)
+        if self.measurement and self.focus.first_line and normalise(first := "; ".join(self.focus.first_line)) \
+                not in ordered:
+            return DoctorAction("test", first, rule)
         return None
 
     def _update(self, obs: Observation) -> DoctorAction | None:
@@ -333,7 +354,7 @@ class FocusedDoctor(LLMDoctor):
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
         asked, ordered = self._asked()
         again = a is not None and a.kind == "test" and (
-            normalise(a.text) in ordered or is_whole_examination(a.text) and _examined(ordered))
+            _test_key(a.text) in {_test_key(o) for o in ordered} or is_whole_examination(a.text) and _examined(ordered))
         if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or again or a.kind == "diagnose":
             return self._next_from_checklist(asked, ordered)
         return replace(a, rule=f"focused:{a.rule}")
@@ -361,10 +382,10 @@ class FocusedDoctor(LLMDoctor):
         items = obj.get("differential") if isinstance(obj, dict) else None
         named = [" ".join(str(it.get("test") or "").split()).strip(" .;,")
                  for it in (items if isinstance(items, list) else []) if isinstance(it, dict)]
-        tests, seen = [], set(ordered)
+        tests, seen = [], {_test_key(t) for t in ordered}
         for t in named:
-            if t and normalise(t) not in seen and not is_examination(t):  # the examination is done already
-                seen.add(normalise(t))
+            if t and _test_key(t) not in seen and not is_examination(t):  # the examination is done already
+                seen.add(_test_key(t))
                 tests.append(t.replace(";", ","))
         if not tests:
             return None

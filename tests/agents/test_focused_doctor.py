@@ -13,7 +13,7 @@ from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
 from agents.orders import is_examination
-from agents.participants.focused import CHECKLIST, EXAMINATION, FocusedDoctor, ranked
+from agents.participants.focused import CHECKLIST, EXAMINATION, FIRST_LINE, FocusedDoctor, ranked
 from tests.helpers import consult, of, roles
 
 
@@ -82,15 +82,20 @@ def test_the_complaint_first_then_the_history_and_the_examination_then_the_diffe
     assert exam["route"] == "measurement" and exam["extracted"] == EXAMINATION
     got = of(events, "test_result")[0]
     assert all(v.split()[0] in got["result"] for v in (f.split(": ", 1)[1] for f in _exam_findings(case)))
-    # no model call of the doctor's before the history and the examination are taken
+    # then the first-line blood tests, one order
+    first = routes[history + 1]
+    assert first["route"] == "measurement" and first["extracted"] == "; ".join(FIRST_LINE)
+    assert first["rule"] == "focused_history"
+    # no model call of the doctor's before the history, the examination and the first-line tests
     first_call = of(events, "llm_call", role="doctor")[0]
-    assert first_call["turn"] == history + 2
-    # then one order of the tests its working differential picks, each answered
-    workup = routes[history + 1]
-    assert workup["route"] == "measurement" and workup["extracted"] == "Complete blood count; 12-lead ECG"
+    assert first_call["turn"] == history + 3
+    # then one order of the tests its working differential picks, each answered, none again
+    # (the complete blood count it names is done already)
+    workup = routes[history + 2]
+    assert workup["route"] == "measurement" and workup["extracted"] == "12-lead ECG"
     assert workup["rule"] == "focused_workup"
-    assert of(events, "test_result")[1]["turn"] == history + 2
-    assert routes[history + 2]["extracted"] == "Question number 1?"
+    assert of(events, "test_result")[2]["turn"] == history + 3
+    assert routes[history + 3]["extracted"] == "Question number 1?"
     working = of(events, "differential", final=False)
     assert working and working[0]["items"][0] == {"diagnosis": "Myocardial infarction", "confidence": 0.5}
     for e in of(events, "llm_call", role="patient"):  # nothing of the working differential reaches the patient
@@ -121,7 +126,7 @@ def test_the_diagnosis_is_a_ranked_differential_from_the_record_not_the_dialogue
 def test_a_settled_differential_stops_early_and_an_open_one_uses_the_budget(case):
     _, settled = run(case, Doctor(confidences=(95, 10)), max_turns=10)
     _, open_ = run(case, Doctor(confidences=(50, 45)), max_turns=10)
-    first_update = len(CHECKLIST) + 1  # after the history and the examination
+    first_update = len(CHECKLIST) + 2  # after the history, the examination and the first-line tests
     # one confident update is not enough: the same leader twice in a row settles it
     assert of(settled, "diagnosis")[0]["turn"] == first_update + 1
     assert len(of(settled, "differential", final=False)) == 2
@@ -138,10 +143,10 @@ def test_a_repeated_question_is_replaced_by_the_next_checklist_item(case):
     routes = of(events, "route")
     asked = [r["extracted"] for r in routes if r["route"] == "patient"]
     assert asked == list(CHECKLIST)  # the family question, kept for this, comes after the examination
-    assert routes[len(CHECKLIST)]["rule"] == "focused_workup"
-    assert routes[len(CHECKLIST) + 1]["rule"] == "focused_checklist"
+    assert routes[len(CHECKLIST) + 1]["rule"] == "focused_workup"
+    assert routes[len(CHECKLIST) + 2]["rule"] == "focused_checklist"
     # then nothing new is left to ask: it diagnoses rather than ask the same again
-    assert routes[-1]["route"] == "diagnosis" and routes[-1]["turn"] == len(CHECKLIST) + 3
+    assert routes[-1]["route"] == "diagnosis" and routes[-1]["turn"] == len(CHECKLIST) + 4
 
 
 def test_the_model_ordering_the_whole_examination_again_is_a_repeat(case):
@@ -153,7 +158,7 @@ def test_the_model_ordering_the_whole_examination_again_is_a_repeat(case):
 
 def test_a_final_answer_that_names_no_condition_falls_back_to_the_running_differential(case):
     doc = Doctor(final=("Chest pain", "Tachycardia"))  # findings, not conditions
-    row, events = run(case, doc, max_turns=len(CHECKLIST) + 2)
+    row, events = run(case, doc, max_turns=len(CHECKLIST) + 3)
     assert row["diagnosis"] == "Myocardial infarction"
     assert of(events, "route")[-1]["rule"] == "focused_working"
 
@@ -247,7 +252,10 @@ def test_the_work_up_orders_each_candidate_test_once_and_never_the_examination_a
     # every test it names already done (or none named): no work-up order, the update chooses
     _, again = run(case, Doctor(tests=("Physical examination", "Neurological examination")), max_turns=10)
     assert not [r for r in of(again, "route") if r["rule"] == "focused_workup"]
-    assert of(again, "route")[len(CHECKLIST)]["extracted"] == "Question number 1?"
+    assert of(again, "route")[len(CHECKLIST) + 1]["extracted"] == "Question number 1?"
+    # nor a test of the first-line order, however spelled
+    _, done = run(case, Doctor(tests=("CBC", "Liver function tests")), max_turns=10)
+    assert not [r for r in of(done, "route") if r["rule"] == "focused_workup"]
 
 
 def test_two_reads_of_the_record_are_pooled_by_mean_confidence():
