@@ -42,9 +42,10 @@ def _rank(r: dict) -> int:
     return 1 if r.get("correct") else 0  # a run scored before the measures: a differential of one
 
 
-def _fill(run, rows: list[dict]) -> int:
-    """The deterministic measures of rows scored before they existed, from the logs."""
-    missing = [r for r in rows if "elicited" not in r and "orders" not in r and r.get("events")]
+def _fill(run, rows: list[dict], every: bool = False) -> int:
+    """The deterministic measures of rows scored before they existed (``every``: of all
+    rows: the runs scored with the code of today, not of the day each ran), from the logs."""
+    missing = [r for r in rows if r.get("events") and (every or "elicited" not in r and "orders" not in r)]
     if not missing:
         return 0
     cases = {c.id: c for c in load_cases(run.spec["cases"])[0]}
@@ -66,6 +67,9 @@ def _mean(xs: list) -> float | None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", metavar="LABEL=RUN_DIR")
+    ap.add_argument("--rescore", action="store_true",
+                    help="compute information elicited and tests ordered again from every run's logs, with this "
+                         "checkout's matching (runs made on different days are then measured alike)")
     a = ap.parse_args()
     labels, runs = [], []
     for arg in a.runs:
@@ -73,7 +77,7 @@ def main() -> int:
         labels.append(label if path else Path(label).name)
         runs.append(load_run(path or label))
     for lb, run in zip(labels, runs):
-        if (k := _fill(run, run.rows)):
+        if (k := _fill(run, run.rows, a.rescore)):
             print(f"{lb}: information elicited and tests ordered computed from the logs of {k} cells")
     cells = [{(r["case_id"], int(r.get("seed", 0))): r for r in run.rows} for run in runs]
     keys = [k for k in cells[0] if all(k in c and _ok(c[k]) for c in cells)]
@@ -114,10 +118,11 @@ def main() -> int:
         print(f"| {lb} | {out[0]} | {out[1]} |")
     gaps = oracle_gaps(labels, [{k: c[k] for k in keys} for c in cells], [is_static(r.spec) for r in runs], _ok)
     if gaps:
-        print(f"\n| run | share of the gap {labels[0]} -> static closed | 95% CI (paired bootstrap) | n |\n|---|---|---|---|")
+        print(f"\n| run | oracle (static) | share of the gap {labels[0]} -> oracle closed (top-1) | 95% CI (paired "
+              f"bootstrap) | n |\n|---|---|---|---|---|")
         for g in gaps:
             ci = "n/a" if g.ci95 is None else f"{g.ci95[0]:.1%} to {g.ci95[1]:.1%}"
-            print(f"| {g.run} | {'n/a' if g.share is None else f'{g.share:.1%}'} | {ci} | {g.n} |")
+            print(f"| {g.run} | {g.oracle} | {'n/a' if g.share is None else f'{g.share:.1%}'} | {ci} | {g.n} |")
     return 0
 
 
