@@ -8,7 +8,8 @@ same: a ``synthesised_result`` event with its ``policy``). The policy, by kind o
   value or a normal finding from :data:`NORMAL_VALUES` (laboratory tests, cultures,
   films, the ECG, bedside examinations and vital signs), looked up by the rule of
   :mod:`agents.orders` (the entry of that test, never another's: blood cultures never
-  get a blood count);
+  get a blood count); one analyte of a panel ("TSH", "Serum sodium") gets that part of
+  the panel's normal value;
 - **"No abnormality recorded"** (``no_abnormality_recorded``) for scores and scales
   (Wells, CURB-65, the Glasgow Coma Scale), tumour markers, imaging (X-ray, CT, MRI,
   ultrasound, echocardiography), biopsies and endoscopies, and any test with no known
@@ -226,6 +227,9 @@ def _entry(test: str) -> str | None:
         # a loose match (the order's unknown words left out) must name all of the entry: "Lymphoma
         # serology" is not "Hepatitis serology", whose normal value would be another test's record
         scored = [(c, k) for c, k in scored if c >= (1.0 if loose else 0.5)]
+        # nor may the entry be more specific than the order: a vague "Serology" or "Ultrasound"
+        # is no particular test's, and "Hepatitis serology"'s normal value would answer for it
+        scored = [(c, k) for c, k in scored if test_name(k).core <= order.words]
         if scored:
             return max(scored, key=lambda ck: ck[0])[1]
     return None
@@ -333,7 +337,26 @@ def synthesised_result(test: str, demographics: str = "", records: Sequence[tupl
     if entry is not None:
         text, used = _keep_to_records(entry, NORMAL_VALUES[entry], records)
         return Synthesised(text, "normal_value", "normal_value", entry, used)
+    part = _panel_part(test)
+    if part is not None:  # one analyte of a panel ("TSH", "Serum sodium"): that part of the panel's normal value
+        entry, text = part
+        if (known := _known_condition(entry, story)) is not None:
+            return Synthesised(f"No value recorded; not assumed normal, as the patient has known {known}",
+                               "known_condition", "known_condition", entry)
+        text, used = _keep_to_records(entry, text, records)
+        return Synthesised(text, "normal_value", "normal_value", entry, used)
     return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "unknown")
+
+
+def _panel_part(test: str) -> tuple[str, str] | None:
+    """The entry and the part of its normal value that ``test`` names when it names one
+    analyte of a panel ("TSH" -> "Thyroid function tests", "TSH 1.8 mU/L"); None else."""
+    want = analyte(test)
+    for entry, normal in NORMAL_VALUES.items():
+        for label, text in _parts(normal):
+            if analyte(label) == want:
+                return entry, text
+    return None
 
 
 def normal_result(test: str, demographics: str = "") -> str:

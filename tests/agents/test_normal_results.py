@@ -262,6 +262,22 @@ def test_an_order_naming_what_no_entry_measures_gets_no_other_entrys_normal_valu
     got = synthesised_result("Lymphoma serology", "60-year-old man")
     assert got.entry is None and got.text == "No abnormality recorded"
     assert synthesised_result("Fasting lipid profile").entry == "Lipid panel"  # a close name still finds its own
+    # a vague order is no particular test's: "Serology" is not hepatitis serology, "Ultrasound" not an abdominal one
+    for vague in ("Serology", "Ultrasound", "Antibodies"):
+        got = synthesised_result(vague, "60-year-old man")
+        assert got.entry is None and got.text == "No abnormality recorded", (vague, got)
+    assert synthesised_result("Hepatitis B serology").entry == "Hepatitis serology"  # more specific: still its own
+
+
+@pytest.mark.parametrize("order, entry, text", [
+    ("TSH", "Thyroid function tests", "TSH 1.8 mU/L"),
+    ("Serum sodium", "Basic metabolic panel", "Sodium 140 mmol/L"),
+    ("Platelet count", "Complete blood count", "platelets 250 x10^9/L"),
+    ("ALT", "Liver function tests", "ALT 25 U/L"),
+])
+def test_one_analyte_of_a_panel_gets_that_part_of_the_panels_normal_value(order, entry, text):
+    got = synthesised_result(order, "40-year-old woman")
+    assert (got.policy, got.entry, got.text) == ("normal_value", entry, text)
 
 
 def test_a_cases_fields_reach_the_technician_as_lines():
