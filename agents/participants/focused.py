@@ -94,15 +94,22 @@ _BRACKETED = re.compile(r"\s*\([^()]*\)\s*$")  # a name's trailing bracket: an i
 _SPEAKER = re.compile(r"^\s*([A-Z][A-Za-z ]{1,20}):\s*")
 
 
+# a running differential's condition names are kept short: a small model that writes a sentence
+# in their place ("Double vision could be due to strabismus, which is ...") used up the reply's
+# tokens before its next step (the focused v4 run's first case: two updates cut, no step taken)
+WORKING_NAME = {"type": "string", "minLength": 2, "maxLength": 60}
+WORKING_ITEM = {**RANKED_ITEM, "properties": {**RANKED_ITEM["properties"], "diagnosis": WORKING_NAME}}
+
+
 def update_schema(measurement: bool, items: int) -> dict:
     return {"type": "object", "properties": {
-        "differential": {"type": "array", "items": RANKED_ITEM, "minItems": 2, "maxItems": items},
+        "differential": {"type": "array", "items": WORKING_ITEM, "minItems": 2, "maxItems": items},
         "next": gathering_schema(measurement)}, "required": ["differential", "next"], "additionalProperties": False}
 
 
 def workup_schema(items: int) -> dict:
     """The running differential, each condition with the test that would confirm it."""
-    item = {"type": "object", "properties": {**RANKED_ITEM["properties"],
+    item = {"type": "object", "properties": {**WORKING_ITEM["properties"],
                                              "test": {"type": "string", "minLength": 2, "maxLength": 60}},
             "required": ["diagnosis", "confidence", "test"], "additionalProperties": False}
     return {"type": "object", "properties": {"differential": {"type": "array", "items": item, "minItems": 2,
@@ -222,7 +229,7 @@ class FocusedConfig:
     min_items: int = 4  # things learned before it may settle early
     working: int = 3  # conditions in the running differential
     final: int = 5  # conditions in the final differential
-    update_tokens: int = 120
+    update_tokens: int = 160
     final_tokens: int = 150
 
 

@@ -272,3 +272,18 @@ def test_two_reads_of_the_record_are_pooled_by_mean_confidence():
     assert pooled([("Cerebral palsy", 0.6)], [("Cerebral Palsy (CP)", 0.4)]) == [("Cerebral palsy", 0.5)]
     # a missing confidence counts as none; ties keep the final call's order
     assert [d for d, _ in pooled([("A", None), ("B", 0.2)], [("C", 0.2)])] == ["B", "C", "A"]
+
+
+def test_the_running_differential_keeps_its_names_short_and_leaves_tokens_for_its_next_step():
+    """A condition name in a running differential is bounded (a small model that wrote a
+    sentence there used up the reply before its next step); the final answer may name a
+    long condition."""
+    from agents.participants.focused import FocusedConfig, final_schema, update_schema, workup_schema
+
+    long_name = "Acute inflammatory demyelinating polyradiculoneuropathy"  # 55 characters
+    for schema in (update_schema(True, 3), workup_schema(4)):
+        name = schema["properties"]["differential"]["items"]["properties"]["diagnosis"]
+        assert len(long_name) <= name["maxLength"] <= 60
+        worst = schema["properties"]["differential"]["maxItems"] * (name["maxLength"] + 40) // 4
+        assert worst + 40 <= FocusedConfig().update_tokens + (40 if "next" not in schema["properties"] else 0)
+    assert final_schema(5)["properties"]["differential"]["items"]["properties"]["diagnosis"]["maxLength"] >= 80
