@@ -102,7 +102,7 @@ _PHRASE_LIST: tuple[tuple[str, str], ...] = (
     ("chloride", "chloride"), ("cl", "chloride"), ("bicarbonate", "bicarbonate"), ("hco3", "bicarbonate"),
     ("bicarb", "bicarbonate"), ("urea", "urea"), ("bun", "urea"), ("urea nitrogen", "urea"),
     ("blood urea nitrogen", "urea blood"), ("creatinine", "creatinine"), ("cr", "creatinine"),
-    ("egfr", "egfr"), ("gfr", "egfr"), ("glu", "glucose"), ("ca", "calcium"), ("vitamin k", "vitamink"),
+    ("egfr", "egfr"), ("gfr", "egfr"), ("glu", "glucose"), ("ca", "calcium"), ("ca2", "calcium"), ("vitamin k", "vitamink"),
     ("alt", "alt"), ("sgpt", "alt"), ("alanine aminotransferase", "alt"), ("alanine transaminase", "alt"),
     ("ast", "ast"), ("sgot", "ast"), ("aspartate aminotransferase", "ast"), ("aspartate transaminase", "ast"),
     ("alp", "alp"), ("alkaline phosphatase", "alp"), ("ggt", "ggt"), ("gamma glutamyl transferase", "ggt"),
@@ -209,7 +209,9 @@ METHODS = frozenset((
 ANALYTES = frozenset((
     "cbc smear crp esr metabolic lft rft tft coagulation gas troponin ck ddimer hba1c glucose lipid iron b12 folate "
     "autoimmune tumourmarker cea afp ca125 ca199 psa calcium cortisol lipase amylase electrolyte pregnancy drug hiv "
-    "hepatitis urinalysis vitals culture synovial serology pcr elisa".split())) | _PART_WORDS
+    "hepatitis urinalysis vitals culture synovial serology pcr elisa".split())) | _PART_WORDS - {"band", "protein"}
+# (a part's word names a test on its own, but "bands" and "protein" also stand in other tests'
+# names: "Oligoclonal bands" is no blood count's bands)
 # the sites of the body the tables know: what a bare name after an imaging method is ("CT chest; abdomen")
 SITES = frozenset(("respiratory abdomen head spine pelvis limb msk neuro cardiovascular skin eye ent rectal neck "
                    "thorax thoracic lumbar cervical sacral kidney renal liver gallbladder bladder breast thyroid "
@@ -222,6 +224,7 @@ def _spell(text: str) -> str:
     s = re.sub(r"\bx[\s-]?rays?\b", " xray ", s)
     s = re.sub(r"\bca[\s-]?125\b", " ca125 ", s)
     s = re.sub(r"\bca[\s-]?19[\s-]?9\b", " ca199 ", s)
+    s = re.sub(r"\bca[\s-]?(?:15[\s.-]?3|27[\s.-]?29|72[\s.-]?4|242|549|50)\b", " tumourmarker ", s)  # not calcium
     s = re.sub(r"\b12[\s-]?lead\b", " 12 lead ", s)
     return s
 

@@ -61,7 +61,7 @@ ORACLE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Autoimmune antibodies": ((r"autoimmun|autoantibod|\bana\b",), ()),
     "HIV test": ((r"\bhiv\b",), ()),
     "Hepatitis serology": ((r"hepatitis",), ()),
-    "Serum calcium": ((r"calcium|> ca$",), ()),
+    "Serum calcium": ((r"calcium|> ca2?$",), ()),
     "Cortisol level": ((r"cortisol",), ()),
     "Tumour markers": ((r"tumou?r markers?|\bcea\b|\bafp\b|ca-? ?125|ca 19|\bpsa\b",), ()),
     "Urine drug screen": ((r"drug|toxicolog",), ()),
@@ -105,7 +105,7 @@ _RENAL = r"bun|urea|(?:blood )?urea nitrogen|creatinine|cr|e?gfr"
 _LIVER = r"alt|sgpt|ast|sgot|alp|alkaline phosphatase|ggt|bilirubin|albumin|total protein"
 PARTS = {
     "Complete blood count": _CBC,
-    "Basic metabolic panel": rf"{_LYTES}|{_RENAL}|glucose|glu|calcium|ca|electrolytes?",
+    "Basic metabolic panel": rf"{_LYTES}|{_RENAL}|glucose|glu|calcium|ca2?|electrolytes?",
     "Serum electrolytes": _LYTES,
     "Renal function tests": _RENAL,
     "Liver function tests": _LIVER,
@@ -286,3 +286,12 @@ def test_a_panel_is_answered_by_the_records_of_its_parts(order, leaves):
     if leaves:
         assert all(p.startswith(("Blood Work", "Hematology > MCV")) for p, _ in hits)
         assert order_scores(case, [order])["hits"] == 1
+
+
+def test_a_parts_word_that_stands_in_other_tests_names_finds_no_blood_count():
+    from agents.orders import answers, canonical_words
+
+    # "bands" of a blood count are not oligoclonal bands; CA 15-3 is a tumour marker, not calcium
+    assert not answers("Oligoclonal bands", "Blood Work > Bands", loose=True)
+    assert "calcium" not in canonical_words("CA 15-3") and "calcium" in canonical_words("Serum Ca")
+    assert canonical_words("CA-125") == ("ca125", "tumourmarker")
