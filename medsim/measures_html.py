@@ -27,7 +27,7 @@ def reliability_figure(plt: Any, cal: Mapping[str, Any], judge: str) -> Any:
                label="bins (area: cases)")
     for b in bins:
         ax.annotate(str(b["n"]), (b["confidence"], b["accuracy"]), textcoords="offset points", xytext=(6, 6), fontsize=7)
-    ax.set_xlim(0, 1)
+    ax.set_xlim(-0.02, 1.04)  # a bin at 1.0 is drawn whole, not cut at the frame
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("top-1 right (share of the bin)")
     ax.set_title(f"Reliability of the top-1 confidence (n={cal['n']})\nBrier {cal['brier']:.3f}, ECE {cal['ece']:.3f}; "
