@@ -330,20 +330,14 @@ def synthesised_result(test: str, demographics: str = "", records: Sequence[tupl
     if name.methods & _IMAGING_OR_PROCEDURE:
         return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "imaging_or_procedure")
     entry = _entry(test)
+    # else one analyte of a panel ("TSH", "Serum sodium"): that part of the panel's normal value
+    entry, normal = (entry, NORMAL_VALUES[entry]) if entry is not None else _panel_part(test) or (None, "")
     known = _known_condition(entry, story) if entry is not None else None
     if known is not None:
         return Synthesised(f"No value recorded; not assumed normal, as the patient has known {known}",
                            "known_condition", "known_condition", entry)
     if entry is not None:
-        text, used = _keep_to_records(entry, NORMAL_VALUES[entry], records)
-        return Synthesised(text, "normal_value", "normal_value", entry, used)
-    part = _panel_part(test)
-    if part is not None:  # one analyte of a panel ("TSH", "Serum sodium"): that part of the panel's normal value
-        entry, text = part
-        if (known := _known_condition(entry, story)) is not None:
-            return Synthesised(f"No value recorded; not assumed normal, as the patient has known {known}",
-                               "known_condition", "known_condition", entry)
-        text, used = _keep_to_records(entry, text, records)
+        text, used = _keep_to_records(entry, normal, records)
         return Synthesised(text, "normal_value", "normal_value", entry, used)
     return Synthesised(NO_ABNORMALITY, "no_abnormality_recorded", "unknown")
 
