@@ -23,7 +23,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from string import Template
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -64,7 +63,7 @@ def _working(events: list[dict]) -> list[tuple[str, float | None]]:
 
 def _instruction() -> str:
     text = template_text("focused_final")
-    return Template(text[text.index(_MARK):]).safe_substitute(count="five")
+    return text[text.index(_MARK):]
 
 
 def _rank(items: list[str], truth: str, judge) -> int | None:

@@ -16,7 +16,6 @@ from typing import Mapping, Sequence
 
 from agents.cases.model import Case
 from agents.findings import match_order, tokens
-from agents.orders import test_name
 from agents.llm.base import CallContext, GenerateParams, LLMError, Message, Output
 from agents.behaviour_play import WITHHOLDING_REPLY, play
 from agents.behaviours import profile_in
@@ -201,11 +200,6 @@ class ScriptedLLM:
             k = int(member.group(1)) if member else 1
             vote = dx if k % 3 != 0 else _WRONG[(k + _h(case.id)) % len(_WRONG)]  # two members in three agree
             return json.dumps({"reasoning": f"The findings fit {vote} best.", "diagnosis": vote})
-        if isinstance(props.get("test"), dict) and props["test"].get("enum"):
-            # a confirming test, one of those offered: the first the case records, else the first offered
-            offered = props["test"]["enum"]
-            have = {test_name(t.replace("_", " ")).core for t in case.test_names()} - {""}
-            return json.dumps({"test": next((t for t in offered if test_name(t).core in have), offered[0])})
         if "test" in props and "why" in props:
             return json.dumps({"test": "Complete blood count", "why": "it tells the leading conditions apart"})
         if "text" in props and "action" not in props:

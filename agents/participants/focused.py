@@ -14,17 +14,12 @@ the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is d
    takes them whatever the complaint, and a small model asked to choose skips them
    (measured: 2.1 questions and 0.08 examinations a case; the v3 work-up named a complete
    blood count in 1 of 40 cases, where 18 record one).
-2. **A work-up aimed at its candidates**: one call that reads the record in the diagnosis
-   call's form (the static prompt's sections, below) and names its leading conditions (up
-   to ``workup``), then for each a short call that picks the one test of the hospital's
-   (:data:`CONFIRMING`, the answer held to those names by the grammar) that would best
-   confirm it; those tests go to the technician as one order ("MRI brain; Blood smear"),
-   each answered (:class:`~agents.participants.wrappers.Hinted`), priced and scored as a
-   test of its own (:func:`agents.orders.order_tests`). Measured before it (v4, the first 40
-   AgentClinic MedQA cases): one call asked in the running differential's chat form for
-   conditions and a test each named symptoms for conditions ("Double vision") and the same
-   test for all four (an arterial blood gas for a dislocated hip); free-text tests copied
-   the prompt's examples.
+2. **A work-up aimed at its candidates**: one call that reads the record and names its
+   leading conditions (up to ``workup``), each with the one test that would best confirm
+   it; those tests go to the technician as one order ("MRI brain; Acetylcholine receptor
+   antibodies"), each answered (:class:`~agents.participants.wrappers.Hinted`), priced and
+   scored as a test of its own (:func:`agents.orders.order_tests`). Measured before it: the
+   update below, one test a turn, left ~1.5 tests a case after the history.
 3. **A running differential in its own state**: each later turn is one call that reads
    what it has learned so far (a record, not the dialogue) and returns its leading
    conditions with a confidence each, and the one question or test that would best tell
@@ -74,7 +69,7 @@ from agents.protocol import DoctorAction, gathering_schema, parse_structured_tur
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
 __all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
-           "CHECKLIST", "CONFIRMING", "EXAMINATION", "FIRST_LINE", "confirm_schema", "demote_known", "pooled", "reply_json"]
+           "CHECKLIST", "EXAMINATION", "FIRST_LINE", "demote_known", "pooled", "reply_json"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
                                                "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
@@ -112,15 +107,14 @@ def update_schema(measurement: bool, items: int) -> dict:
         "next": gathering_schema(measurement)}, "required": ["differential", "next"], "additionalProperties": False}
 
 
-# the tests a work-up may order: the hospital's, less the examinations (done before it)
-CONFIRMING: tuple[str, ...] = tuple(t for t in CATALOGUE if not is_examination(t))
-_NUMBER = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
-
-
-def confirm_schema() -> dict:
-    """A confirming test's reply: one of the hospital's tests (:data:`CONFIRMING`), by name."""
-    return {"type": "object", "properties": {"test": {"type": "string", "enum": list(CONFIRMING)}},
-            "required": ["test"], "additionalProperties": False}
+def workup_schema(items: int) -> dict:
+    """The running differential, each condition with the test that would confirm it."""
+    item = {"type": "object", "properties": {**WORKING_ITEM["properties"],
+                                             "test": {"type": "string", "minLength": 2, "maxLength": 60}},
+            "required": ["diagnosis", "confidence", "test"], "additionalProperties": False}
+    return {"type": "object", "properties": {"differential": {"type": "array", "items": item, "minItems": 2,
+                                                              "maxItems": items}},
+            "required": ["differential"], "additionalProperties": False}
 
 
 def final_schema(items: int) -> dict:
@@ -236,7 +230,6 @@ class FocusedConfig:
     working: int = 3  # conditions in the running differential
     final: int = 5  # conditions in the final differential
     update_tokens: int = 160
-    confirm_tokens: int = 32  # a confirming test's reply: one of the hospital's test names
     final_tokens: int = 150
 
 
@@ -311,9 +304,8 @@ class FocusedDoctor(LLMDoctor):
                 lines.append(f"- You ordered: {x.asked}. Result: {x.answer}")
         return "\n".join(lines) or "- nothing yet"
 
-    def vignette(self, count: int | None = None) -> str:
-        """The summarised record in the static prompt's form (the diagnosis call's input),
-        asking for ``count`` conditions (the final differential's size when None)."""
+    def vignette(self) -> str:
+        """The summarised record in the static prompt's form (the diagnosis call's input)."""
         case = self.case
         assert case is not None
         if self.static:
@@ -325,9 +317,8 @@ class FocusedDoctor(LLMDoctor):
             facts = "\n".join(f'- (asked "{x.asked}") {x.answer}' for x in got if x.kind == "patient") or "- nothing"
             exam = "\n".join(f"- {x.asked}: {x.answer}" for x in got if x.kind == "exam") or "- none done"
             tests = "\n".join(f"- {x.asked}: {x.answer}" for x in got if x.kind == "test") or "- none done"
-        n = self.focus.final if count is None else count
         return render("focused_final", objective=case.objective, demographics=case.demographics, facts=facts,
-                      exam=exam, tests=tests, count=_NUMBER.get(n, str(n)))
+                      exam=exam, tests=tests)
 
     def record_messages(self) -> list[Message]:
         """What a strategy on top of it (CoT, a panel, memory) reads: the record."""
@@ -383,35 +374,29 @@ class FocusedDoctor(LLMDoctor):
             self.sink.emit(DifferentialGiven.of(obs.turn, got, final=False))
 
     def _workup(self, obs: Observation) -> DoctorAction | None:
-        """The work-up: its leading conditions read from the record in the diagnosis call's
-        form (up to ``workup``: the running differential from here), then for each the one
-        test of the hospital's that would best confirm it, each in a call of its own whose
-        answer is one of the hospital's tests; one order of those tests not done yet (None:
-        none left)."""
+        """The running differential, each condition with the test that would confirm it,
+        and one order of those tests (None: each is done already, or none was named)."""
+        case = self.case
+        assert case is not None
         self.worked_up = True
-        reply = self._call(obs, [Message("user", self.vignette(self.focus.workup))], final_schema(self.focus.workup),
-                           self.focus.final_tokens)
-        obj = reply_json(reply)
+        system = render("focused_system", objective=case.objective, demographics=case.demographics,
+                        catalogue="; ".join(CATALOGUE))
+        ask = render("focused_workup", record=self.record_text())
+        obj = reply_json(self._call(obs, [Message("system", system), Message("user", ask)],
+                               workup_schema(self.focus.workup), self.focus.update_tokens + 40))
         self._record_differential(obs, obj)
         _, ordered = self._asked()
+        items = obj.get("differential") if isinstance(obj, dict) else None
+        named = [" ".join(str(it.get("test") or "").split()).strip(" .;,")
+                 for it in (items if isinstance(items, list) else []) if isinstance(it, dict)]
         tests, seen = [], {_test_key(t) for t in ordered}
-        for condition, _ in ranked(obj, self.focus.workup):
-            t = self._confirming_test(obs, condition)
-            if t is not None and _test_key(t) not in seen:
+        for t in named:
+            if t and _test_key(t) not in seen and not is_examination(t):  # the examination is done already
                 seen.add(_test_key(t))
-                tests.append(t)
+                tests.append(t.replace(";", ","))
         if not tests:
             return None
         return DoctorAction("test", "; ".join(tests), "focused_workup")
-
-    def _confirming_test(self, obs: Observation, condition: str) -> str | None:
-        """The hospital's test that would best confirm ``condition`` (None: the reply named none)."""
-        system = render("focused_confirm_system", tests="\n".join(f"- {t}" for t in CONFIRMING))
-        ask = render("focused_confirm", condition=condition)
-        obj = reply_json(self._call(obs, [Message("system", system), Message("user", ask)], confirm_schema(),
-                                    self.focus.confirm_tokens))
-        t = obj.get("test") if isinstance(obj, dict) else None
-        return t if t in CONFIRMING else None
 
     def _settled(self, obs: Observation) -> bool:
         w = self.working

@@ -13,7 +13,7 @@ from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
 from agents.orders import is_examination
-from agents.participants.focused import CHECKLIST, EXAMINATION, FIRST_LINE, FocusedConfig, FocusedDoctor, ranked
+from agents.participants.focused import CHECKLIST, EXAMINATION, FIRST_LINE, FocusedDoctor, ranked
 from tests.helpers import consult, of, roles
 
 
@@ -45,16 +45,12 @@ class Doctor:
         if not props and not schema.get("anyOf"):  # reasoning (chain of thought)
             return Output(text="The pain is pleuritic.", model=self.name, prompt_tokens=1, prompt_tokens_evaluated=1,
                           completion_tokens=1, latency_s=0.0)
-        if isinstance(props.get("test"), dict):  # a confirming test, one per work-up condition, in turn
-            self.prompts[-1] = (("test",), self.prompts[-1][1])
-            k = sum(1 for p in self.prompts if p[0] == ("test",)) - 1
-            out = {"test": self.tests[k % len(self.tests)]}
-        elif props.get("differential", {}).get("maxItems") == FocusedConfig().workup:
-            # the work-up's read of the record: its leading conditions
+        if "test" in props.get("differential", {}).get("items", {}).get("properties", {}):
+            # the work-up: the working differential, each condition with the test that would confirm it
             self.prompts[-1] = (("differential", "workup"), self.prompts[-1][1])
             u = sum(1 for p in self.prompts if len(p[0]) == 2)
-            out = {"differential": [{"diagnosis": d, "confidence": c} for d, c in zip(
-                (self.leaders[(u - 1) % len(self.leaders)], "Pericarditis"), self.confidences)]}
+            out = {"differential": [{"diagnosis": d, "confidence": c, "test": t} for d, c, t in zip(
+                (self.leaders[(u - 1) % len(self.leaders)], "Pericarditis"), self.confidences, self.tests)]}
         elif "next" in props:
             k = sum(1 for p in self.prompts if "next" in p[0])
             nxt = self.nxt or {"action": "ask_patient", "text": f"Question number {k}?"}
@@ -248,28 +244,18 @@ def test_the_focused_doctor_diagnoses_the_new_problem_not_the_history_it_was_tol
                      "Type 2 diabetes"]
 
 
-def test_the_work_up_orders_each_candidate_test_once_and_only_the_hospital_s_tests(case):
-    from agents.participants.focused import confirm_schema
-
-    doc = Doctor(tests=("12-lead ECG", "12-lead ECG"))
+def test_the_work_up_orders_each_candidate_test_once_and_never_the_examination_again(case):
+    doc = Doctor(tests=("Complete physical examination", "12-lead ECG"))
     _, events = run(case, doc, max_turns=10)
     workup = [r for r in of(events, "route") if r["rule"] == "focused_workup"]
     assert [r["extracted"] for r in workup] == ["12-lead ECG"]
-    # each confirming test is asked of the condition alone, and answered from the hospital's tests
-    asks = [p for p in doc.prompts if p[0] == ("test",)]
-    assert [m[-1] for _, m in asks] == [
-        'Which one of the hospital\'s tests would best confirm Myocardial infarction? Reply with JSON {"test": ...}.',
-        'Which one of the hospital\'s tests would best confirm Pericarditis? Reply with JSON {"test": ...}.']
-    offered = confirm_schema()["properties"]["test"]["enum"]
-    assert "12-lead ECG" in offered and "Echocardiogram" in offered
-    assert not [t for t in offered if is_examination(t)]  # the examination is done before the work-up
-    # every test it names already done (the first-line order): no work-up order, the update chooses
-    _, done = run(case, Doctor(tests=("Complete blood count", "Liver function tests")), max_turns=10)
+    # every test it names already done (or none named): no work-up order, the update chooses
+    _, again = run(case, Doctor(tests=("Physical examination", "Neurological examination")), max_turns=10)
+    assert not [r for r in of(again, "route") if r["rule"] == "focused_workup"]
+    assert of(again, "route")[len(CHECKLIST) + 1]["extracted"] == "Question number 1?"
+    # nor a test of the first-line order, however spelled
+    _, done = run(case, Doctor(tests=("CBC", "Liver function tests")), max_turns=10)
     assert not [r for r in of(done, "route") if r["rule"] == "focused_workup"]
-    assert of(done, "route")[len(CHECKLIST) + 1]["extracted"] == "Question number 1?"
-    # a reply that is not one of the hospital's tests (a backend that ignores the grammar) orders nothing
-    _, odd = run(case, Doctor(tests=("Physical examination", "An ultrasound of the toe")), max_turns=10)
-    assert not [r for r in of(odd, "route") if r["rule"] == "focused_workup"]
 
 
 def test_two_reads_of_the_record_are_pooled_by_mean_confidence():
@@ -291,14 +277,13 @@ def test_two_reads_of_the_record_are_pooled_by_mean_confidence():
 def test_the_running_differential_keeps_its_names_short_and_leaves_tokens_for_its_next_step():
     """A condition name in a running differential is bounded (a small model that wrote a
     sentence there used up the reply before its next step); the final answer may name a
-    long condition; a confirming test's reply has room for the longest test name."""
-    from agents.participants.focused import CONFIRMING, FocusedConfig, final_schema, update_schema
+    long condition."""
+    from agents.participants.focused import FocusedConfig, final_schema, update_schema, workup_schema
 
     long_name = "Acute inflammatory demyelinating polyradiculoneuropathy"  # 55 characters
-    schema = update_schema(True, 3)
-    name = schema["properties"]["differential"]["items"]["properties"]["diagnosis"]
-    assert len(long_name) <= name["maxLength"] <= 60
-    worst = schema["properties"]["differential"]["maxItems"] * (name["maxLength"] + 40) // 4
-    assert worst + 40 <= FocusedConfig().update_tokens
+    for schema in (update_schema(True, 3), workup_schema(4)):
+        name = schema["properties"]["differential"]["items"]["properties"]["diagnosis"]
+        assert len(long_name) <= name["maxLength"] <= 60
+        worst = schema["properties"]["differential"]["maxItems"] * (name["maxLength"] + 40) // 4
+        assert worst + 40 <= FocusedConfig().update_tokens + (40 if "next" not in schema["properties"] else 0)
     assert final_schema(5)["properties"]["differential"]["items"]["properties"]["diagnosis"]["maxLength"] >= 80
-    assert max(len(t) for t in CONFIRMING) // 2 + 12 <= FocusedConfig().confirm_tokens  # '{"test": "..."}'
