@@ -45,7 +45,6 @@ but 4 or 16 at once changed 3 and 6 of 16 greedy replies after a few identical w
 """
 from __future__ import annotations
 
-import ctypes
 import threading
 import time
 from dataclasses import dataclass, field
@@ -166,16 +165,6 @@ class BatchedEngine:
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self._vocab = self._fmt._model.vocab
         self._batch = llama_cpp.llama_batch_init(cp.n_batch, 0, 1)
-        # the lazy grammar's token arrays (_grammar_token): one candidate, and the whole vocabulary
-        self._n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
-        dt = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
-        assert dt.itemsize == ctypes.sizeof(llama_cpp.llama_token_data)
-        self._ids = np.arange(self._n_vocab, dtype=np.intc)
-        self._cand, self._one = np.zeros(self._n_vocab, dtype=dt), np.zeros(1, dtype=dt)
-        self._cand_arr = llama_cpp.llama_token_data_array(
-            data=self._cand.ctypes.data_as(llama_cpp.llama_token_data_p), size=self._n_vocab, selected=-1, sorted=False)
-        self._one_arr = llama_cpp.llama_token_data_array(
-            data=self._one.ctypes.data_as(llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False)
         self.grammar_resamples = 0  # tokens the chain chose and the grammar refused (resampled)
         self.jump_forward = jump_forward
         self._probe = GrammarProbe(llama_cpp, self._vocab,
@@ -454,9 +443,12 @@ class BatchedEngine:
         ``upto``: how many of the sequence's tokens precede it (all, by default)."""
         req = s.request
         assert req is not None
-        token = self._lc.llama_sampler_sample(req.sampler.sampler, self._ctx, idx)
-        if req.grammar is not None:
-            token = self._grammar_token(req, idx, token)
+        if req.grammar is None:
+            token = self._lc.llama_sampler_sample(req.sampler.sampler, self._ctx, idx)
+        else:  # the grammar applied lazily, as the serial path does (GrammarProbe.pick)
+            token, refused = self._probe.pick(self._ctx, idx, req.sampler.sampler, req.grammar)
+            self.grammar_resamples += refused
+            self._lc.llama_sampler_accept(req.grammar, token)
         if req.criteria is not None:
             if req.criteria(np.asarray(s.tokens[:upto], dtype=np.intc), None):
                 req.text = self._fmt.detokenize(req.completion)
@@ -493,34 +485,6 @@ class BatchedEngine:
             return self._finish(s)
         s.pending = [token]
         return None
-
-    def _grammar_token(self, req: _Request, idx: int, token: int) -> int:
-        """The grammar, applied lazily (as llama.cpp's own common sampler does): the token
-        the chain chose is kept if the grammar allows it (a check of one token); only
-        when it does not is the grammar applied to the whole vocabulary (some 150k tokens
-        for Qwen, ~15 ms on a CPU core, which every token paid before) and the chain run
-        again on what is left. Greedy, this is the token the grammar-first chain picks; sampled,
-        it is llama.cpp's default, rejection-sampling order."""
-        lc = self._lc
-        one = self._one
-        one[0] = (token, 0.0, 0.0)
-        self._one_arr.selected, self._one_arr.sorted = -1, False
-        lc.llama_sampler_apply(req.grammar, ctypes.byref(self._one_arr))
-        if one[0]["logit"] != float("-inf"):
-            lc.llama_sampler_accept(req.grammar, token)
-            return token
-        self.grammar_resamples += 1
-        cand = self._cand
-        cand["id"] = self._ids
-        cand["logit"] = np.ctypeslib.as_array(lc.llama_get_logits_ith(self._ctx, idx), shape=(self._n_vocab,))
-        cand["p"] = 0.0
-        arr = self._cand_arr
-        arr.size, arr.selected, arr.sorted = self._n_vocab, -1, False
-        lc.llama_sampler_apply(req.grammar, ctypes.byref(arr))
-        lc.llama_sampler_apply(req.sampler.sampler, ctypes.byref(arr))  # penalties, temperature, top-k/p, pick
-        token = int(arr.data[arr.selected].id)  # through the array's pointer: a sampler may have moved it
-        lc.llama_sampler_accept(req.grammar, token)
-        return token
 
     def _finish(self, s: _Seq, error: LLMError | None = None) -> None:
         req = s.request

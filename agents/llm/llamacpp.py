@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-import numpy as np
 
 from agents.llm import progress
 from agents.llm.drafts import Drafter, GrammarProbe
@@ -175,14 +174,9 @@ class LlamaPool:
         cache.save(llm, ns)
         return len(head) - keep
 
-    def probe(self, path: str) -> GrammarProbe | None:
-        """The grammar probe of a model file whose context is loaded (None before)."""
-        with self._guard:
-            return self._probes.get(path)
-
-    def drafter(self, path: str, llm: Any) -> Drafter:
-        """A new call's draft source over ``llm`` (a context of the file ``path``): its
-        grammar is the one in the sampler chain ``llm`` builds for that call."""
+    def probe(self, path: str, llm: Any) -> GrammarProbe:
+        """The grammar probe of the model file ``path``, made over ``llm`` (a context of
+        it) on first use."""
         with self._guard:
             probe = self._probes.get(path)
             if probe is None:
@@ -190,7 +184,12 @@ class LlamaPool:
 
                 probe = self._probes[path] = GrammarProbe(
                     llama_cpp, llm._model.vocab, lambda b: llm.tokenize(b, add_bos=False, special=False))
-        return Drafter(probe, lambda: _chain_grammar(llm))
+            return probe
+
+    def drafter(self, path: str, llm: Any) -> Drafter:
+        """A new call's draft source over ``llm`` (a context of the file ``path``): its
+        grammar is the one in the sampler chain ``llm`` builds for that call."""
+        return Drafter(self.probe(path, llm), lambda: _chain_grammar(llm))
 
     def shape(self, path: str) -> tuple[int, int]:
         """``(n_seq, n_ctx per sequence)`` of a model file (its resolved path)."""
@@ -309,7 +308,7 @@ def _reporting(llm: Any) -> Iterator[None]:
 class _Steps:
     """What one call decoded: ``evals`` (llama_decode calls of Llama.eval) and
     ``samples`` (tokens sampled); ``samples - evals`` tokens came from kept drafts.
-    ``grammar_full``: greedy tokens the grammar refused, chosen by the whole chain."""
+    ``grammar_full``: tokens the grammar refused at the chain's first pick (picked again under it)."""
 
     def __init__(self) -> None:
         self.evals = 0
@@ -318,8 +317,7 @@ class _Steps:
 
 
 @contextmanager
-def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, *, greedy: bool = False,
-                  probe: GrammarProbe | None = None) -> Iterator[None]:
+def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, probe: GrammarProbe | None = None) -> Iterator[None]:
     """Jump-forward decoding for one call, through llama-cpp-python 0.3.16's own
     speculative loop (``Llama.generate`` with a ``draft_model``): after each sampled token
     it asks the draft model for tokens, evaluates them with the sampled one, samples at
@@ -330,18 +328,25 @@ def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, *, greedy: b
     here only a drafted step computes them, into the context's own output buffer, which
     the sampler reads. Without ``drafter``: counts only.
 
-    ``greedy`` (temperature 0) with ``probe``: the grammar is applied lazily, as llama.cpp's
-    own common sampler does: the best token of the whole vocabulary is kept if the
-    grammar accepts it (a check of one token), and only when it does not does the chain
-    (penalties, the grammar over the 152k tokens, greedy: ~15 ms a token) choose. The
-    token is the same: the first of the highest logits the grammar allows. (Sampled
-    replies keep the chain: rejection sampling would pick other tokens with the same seed.)
-    The chain's penalties are llama-cpp-python's neutral defaults here (no call sets them)."""
+    With ``probe``, a call under a grammar (a JSON schema) applies it lazily
+    (:meth:`GrammarProbe.pick`, as llama.cpp's common sampler and the batched engine do):
+    the call's chain is built a second time without its grammar, that chain picks from the
+    whole vocabulary, and the grammar is asked about that one token; only a refused token
+    pays the grammar over the 152k tokens (~15 ms). Greedy, the tokens are the grammar-first
+    chain's; sampled, a seed draws other tokens than grammar-first did. The chain's
+    penalties are llama-cpp-python's neutral defaults here (no call sets them)."""
     import llama_cpp
 
-    plain_eval, plain_sample = llm.eval, llm.sample
+    plain_eval, plain_sample, plain_init = llm.eval, llm.sample, llm._init_sampler
     armed = False
-    n_vocab = llm.n_vocab()
+    free: Any = None  # the call's chain without its grammar (a LlamaSampler), once generate has built the chain
+
+    def init_sampler(*args: Any, **kwargs: Any) -> Any:
+        nonlocal free
+        chain = plain_init(*args, **kwargs)
+        if probe is not None and kwargs.get("grammar") is not None and not args:
+            free = plain_init(**{**kwargs, "grammar": None, "logits_processor": None})
+        return chain
 
     def draft_model(input_ids: Any) -> Any:
         nonlocal armed
@@ -366,27 +371,27 @@ def _jump_forward(llm: Any, drafter: Drafter | None, steps: _Steps, *, greedy: b
     def sample(*args: Any, idx: int | None = None, **kwargs: Any) -> int:
         steps.samples += 1
         progress.writing(steps.samples)
-        grammar = _chain_grammar(llm) if greedy and probe is not None else None
-        if grammar is not None:
-            ridx = idx - llm.n_tokens if idx is not None else -1
-            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, ridx), shape=(n_vocab,))
-            token = int(np.argmax(logits))
-            if probe.allows(grammar, token):
-                llama_cpp.llama_sampler_accept(llm._sampler.sampler, token)  # as the chain's own sample does
-                return token
-            steps.grammar_full += 1
-        return plain_sample(*args, idx=idx, **kwargs)
+        grammar = _chain_grammar(llm) if free is not None else None
+        if grammar is None:
+            return plain_sample(*args, idx=idx, **kwargs)
+        ridx = idx - llm.n_tokens if idx is not None else -1
+        token, refused = probe.pick(llm._ctx.ctx, ridx, free.sampler, grammar)
+        steps.grammar_full += refused
+        llama_cpp.llama_sampler_accept(llm._sampler.sampler, token)  # the grammar in the chain moves on
+        return token
 
     own = {k: llm.__dict__[k] for k in ("eval", "sample") if k in llm.__dict__}  # a wrapper already there (_reporting)
-    llm.eval, llm.sample = eval, sample
+    llm.eval, llm.sample, llm._init_sampler = eval, sample, init_sampler
     if drafter is not None:
         llm.draft_model = draft_model
     try:
         yield
     finally:
-        del llm.eval, llm.sample
+        del llm.eval, llm.sample, llm._init_sampler
         llm.__dict__.update(own)
         llm.draft_model = None
+        if free is not None:
+            free.close()
 
 
 class LlamaCppLLM:
@@ -464,8 +469,8 @@ class LlamaCppLLM:
                     jump = self.pool.jump_forward and self.projector is None
                     drafter = self.pool.drafter(self.path, llm) if jump else None
                     try:
-                        with _stopping_at(llm, deadline), _jump_forward(llm, drafter, steps, greedy=params.temperature == 0,
-                                                                        probe=self.pool.probe(self.path) if jump else None):
+                        with _stopping_at(llm, deadline), _jump_forward(
+                                llm, drafter, steps, probe=self.pool.probe(self.path, llm) if self.projector is None else None):
                             r = llm.create_chat_completion(messages=sent, **sampling_args(params))
                     except ValueError as e:  # e.g. prompt longer than the context window
                         raise LLMError(str(e), backend=self.name, transient=False) from e

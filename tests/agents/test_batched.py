@@ -108,6 +108,23 @@ def test_the_grammar_is_checked_lazily_and_refuses_what_it_must(serial, engine):
         assert json.loads(out.text)["mood"] in ("calm", "worried")
 
 
+def test_sampled_calls_under_a_grammar_draw_the_same_tokens_serial_and_batched(serial, engine):
+    """Above temperature 0 both paths take the grammar lazily in one order (the chain
+    picks from every token; the grammar, asked about that one, sends a refused pick back
+    through the chain over what it allows), so a seed draws the same reply in either.
+    The serial path's grammar-first chain drew other tokens for the same seed."""
+    p = [GenerateParams(temperature=t, max_tokens=40, seed=seed, response_schema=json.dumps(SCHEMA, sort_keys=True))
+         for t, seed in ((0.7, 1), (0.7, 2), (1.2, 3), (1.2, 4))]
+    msgs = [SYSTEM, Message("user", "How bad is the pain, and are you sure? Reply in JSON.")]
+    ref = [serial.generate(msgs, q, CallContext(f"s{i}", "c")) for i, q in enumerate(p)]
+    got = [engine.generate(msgs, q) for q in p]
+    assert [o.text for o in got] == [o.text for o in ref]
+    assert len({o.text for o in ref}) > 1  # the seeds drew different replies: sampled, not greedy
+    for o in ref:
+        if o.finish_reason == "stop":
+            assert set(json.loads(o.text)) == {"answer", "sure"}
+
+
 def test_a_growing_conversation_evaluates_only_its_new_tokens(engine):
     """The next call of a conversation finds its earlier tokens in a sequence, even
     after another call took a sequence in between."""
