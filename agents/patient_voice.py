@@ -117,7 +117,7 @@ def _base(verb: str) -> str:
         return _IRREGULAR[low]
     if low.endswith("ies") and len(low) > 4:
         return low[:-3] + "y"
-    if re.search(r"(?:ss|sh|ch|x|z|o)es$", low):
+    if re.search(r"(?:ss|sh|ch|x|zz|o)es$", low):  # "passes", "buzzes" (but "sneezes" -> "sneeze")
         return low[:-2]
     if low.endswith("s") and not low.endswith(("ss", "us", "is")) and len(low) > 3:
         return low[:-1]
@@ -187,6 +187,7 @@ def _own(sentence: str, sex: str) -> str:
         s = s[:m.start(2)] + f"{m.group(2)} I {m.group(3)}" + s[m.end(3):]
     elif re.match(r"^I\b", s) and not re.search(r"\b(?:that|which|who)\b", s):  # "I vomited and feels feverish"
         s = re.sub(r"\b(and|but)\s+(" + verbs + r")\b", lambda m: f"{m.group(1)} {_base(m.group(2))}", s)
+    s = _coordinated(s)
     # the patient and someone else ("The patient and her husband have ...", then "They are ...")
     s = re.sub(r"^I\s+and\s+my\s+(\w+)", r"My \1 and I", s)
     s = re.sub(r"^they\b", "we", s, flags=re.I)
@@ -195,6 +196,51 @@ def _own(sentence: str, sex: str) -> str:
     s = re.sub(r"\bI\s+(recently|occasionally|currently|previously)\s+I\b", r"I \1", s)
     s = re.sub(r"\bI\s+I\b", "I", s)
     return _cap(_agree(s))
+
+
+# verbs a patient does, in the third person, that a note joins to another with "and" / "or"
+# ("when he lies flat or takes a deep breath", "when he sits up and leans forward")
+_ACTS = _NOTE_VERBS | frozenset((
+    "leans sits lies stands bends climbs coughs breathes moves lifts carries gets goes tries turns looks swallows "
+    "rests stops needs wants says tells finds loses passes urinates wears drives reads watches sees hears speaks "
+    "talks remembers forgets falls faints trips struggles avoids prefers spends misses vomits sweats wears kneels "
+    "squats stretches twists raises reaches presses pushes pulls holds drops sneezes yawns chews bites cries "
+    "shivers shakes trembles limps rolls leaves returns arrives waits becomes").split())
+_AUX = frozenset("is was has had does did".split())  # after a clause of "when I ...", more often the main subject's
+_CLAUSE = r"(?:that|which|who|whom|whose|when|while|if|because|until|before|after|since|although|though|" \
+          r"it|he|she|they|we|you|there)"
+
+
+def _coordinated(s: str) -> str:
+    """A verb joined by "and" / "or" / "but" to the patient's own ("I lies flat or takes a deep
+    breath" -> "... or take ..."): the same subject, so the first person too. Only where
+    nothing between the two starts another clause or is another subject's verb (in "I
+    noticed the rash gets worse and spreads" the rash spreads)."""
+    acts = "|".join(sorted(_ACTS, key=len, reverse=True))
+    finite = "|".join(sorted((a for a in _ACTS if _base(a) != a), key=len, reverse=True))  # another subject's "gets"
+    either = "|".join(sorted(_ACTS | {_base(a) for a in _ACTS}, key=len, reverse=True))  # "and walk": turned already
+
+    def fix(m: re.Match[str]) -> str:
+        between = m.group(2)
+        head, *items = between.split(",")  # "I sit, stands and walks": a list of verbs before the join
+        if not all(re.fullmatch(r"\s*\w*\s*", it) for it in items) or items and not items[0].strip():
+            return m.group(0)
+        # a clause's word followed by more ("... that spreads"; "like this before and" is an adverb)
+        if re.search(rf"\b(?:{_CLAUSE})\b(?!\s*$)|\b(?:{finite})\b", head, re.I) or len(between.split()) > 6:
+            return m.group(0)
+        if m.group(4).lower() in _AUX and re.search(rf"\b(?:{_CLAUSE}|whenever|once|as)\s*$", m.string[:m.start(1)], re.I):
+            return m.group(0)  # "the pain worsens when I hold my son and is eased by ice": the pain is eased
+        items = [re.sub(rf"\b(?:{acts})\b", lambda w: _base(w.group(0)), it) for it in items]
+        first = re.sub(rf"\b(and|or)\s+({acts})\b", lambda w: f"{w.group(1)} {_base(w.group(2))}", m.group(1))
+        return f"{first}{','.join([head, *items])}{m.group(3)} {_base(m.group(4))}"
+
+    pattern = re.compile(rf"(\bI(?:\s+{_ADVERBS})*\s+[a-z]+(?:n't)?(?:\s+(?:and|or)\s+(?:{either}))*\b)((?:(?!\bI\b)[^.;:()])*?[\s,])(and|or|but)\s+({either})\b")
+    for _ in range(3):  # each join in turn
+        t = pattern.sub(fix, s)
+        if t == s:
+            break
+        s = t
+    return s
 
 
 def _objects(s: str) -> str:

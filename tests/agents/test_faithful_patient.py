@@ -2,6 +2,7 @@
 facts that answer each question, a guard that asks again a reply contradicting the case,
 in the third person, naming the diagnosis or inventing, the facts themselves when the
 retries are spent, and a caregiver who answers for an infant."""
+import re
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,20 @@ def test_every_known_case_is_voiced_in_the_first_person_or_the_caregivers():
     assert not bad, bad[:5]
 
 
+def test_no_voiced_fact_joins_a_third_person_verb_to_the_patients_own():
+    """Over every shipped (and AgentClinic) case: "when I lie flat or takes a deep breath",
+    "I keep vomiting and feels drowsy" read as a patient who cannot speak; a verb joined
+    to the patient's "I" by "and" / "or" is in the first person as well."""
+    from agents.patient_voice import _ACTS, _base
+
+    acts = "|".join(sorted(a for a in _ACTS if _base(a) != a and a not in ("is", "was", "has", "does")))
+    joined = re.compile(rf"\bI\s+(?:{'|'.join(sorted({_base(a) for a in _ACTS}))})\b((?:(?!\b(?:I|it|that|which|"
+                        rf"when|while|if)\b)[^,.;])*?)\s(?:and|or)\s+({acts})\b")
+    bad = [(case.id, f.text) for case in _all_cases() if voice_of(case).caregiver is None
+           for f in voiced_facts(case) if joined.search(f.text)]
+    assert not bad, bad[:5]
+
+
 @pytest.mark.parametrize("text,section,sex,expected", [
     ("The patient reports a 1-month history of double vision", "history", "f",
      "I report a 1-month history of double vision."),
@@ -76,6 +91,16 @@ def test_every_known_case_is_voiced_in_the_first_person_or_the_caregivers():
     ("Feeling feverish", "symptoms", "m", "I have also been feeling feverish."),
     ("The pain started yesterday and has been worsening", "history", "m",
      "The pain started yesterday and has been worsening."),
+    # a verb joined to the patient's own takes the first person too, a list of them as well
+    ("He gets short of breath when he climbs stairs or carries shopping", "history", "m",
+     "I get short of breath when I climb stairs or carry shopping."),
+    ("She sits, stands and walks with difficulty", "history", "f", "I sit, stand and walk with difficulty."),
+    ("He coughs, sneezes, and vomits", "symptoms", "m", "I cough, sneeze, and vomit."),
+    # ... but not another subject's verb
+    ("The ache worsens when she carries her daughter and is eased by rest", "history", "f",
+     "The ache worsens when I carry my daughter and is eased by rest."),
+    ("He noticed the rash gets worse and spreads", "history", "m", "I noticed the rash gets worse and spreads."),
+    ("He takes vitamins and minerals", "history", "m", "I take vitamins and minerals."),
 ])
 def test_first_person(text, section, sex, expected):
     assert first_person(text, section, voice_of_sex(sex)) == expected
