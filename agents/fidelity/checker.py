@@ -139,7 +139,9 @@ class Checker:
                                      response_schema=json.dumps(schema, sort_keys=True))
         got: Any = None
         for _ in range(self.attempts):
-            out = generate_logged(self.llm, messages, params, CallContext("judge", case_id, turn), sink, self.policy)
+            # logged as the judge's call, kept apart from its grading (another system prompt)
+            out = generate_logged(self.llm, messages, params, CallContext("judge", case_id, turn, slot="checker"), sink,
+                                  self.policy)
             got = parse(out.text)
             if got and (not want or all(w in got for w in want)):
                 return got

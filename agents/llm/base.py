@@ -40,6 +40,10 @@ class CallContext:
     role: str
     case_id: str
     turn: int = 0
+    # the kind of question, where a role asks two with different system prompts (the judge's
+    # grading and its fidelity checks): a backend that keeps a conversation's cache per role
+    # keeps one per slot, so neither evicts the other; empty: the role's own
+    slot: str = ""
 
 
 @dataclass(frozen=True)

@@ -442,7 +442,7 @@ class LlamaCppLLM:
         if self.pool.batched(self.path) and self.context == "per_role" and self.projector is None:
             # concurrent calls decode together; same prompt, sampler and stop rules as below
             return self.pool.engine(self.path, params.seed).generate(messages, params, label=self.name)
-        slot = ctx.role if self.context == "per_role" else "one"
+        slot = (ctx.slot or ctx.role) if self.context == "per_role" else "one"
         sent = [chat_message(m) if self.projector else text_message(m) for m in messages]
         with self.pool.lock_for(self.path):
             llm = self.pool.context(self.path, slot, params.seed, self.projector)
@@ -452,7 +452,7 @@ class LlamaCppLLM:
             if self.context == "per_role" and self.pool.slots > 1:  # the context holding this conversation
                 llm = self.pool.context(self.path, slot, params.seed, self.projector, prompt=prompt)
             if self.context == "swap":
-                self._swap_to(llm, ctx.role)
+                self._swap_to(llm, ctx.slot or ctx.role)
             t0 = time.perf_counter()
             head_evaluated = 0  # prompt tokens the prompt cache's step evaluated (the head, on its own)
             progress.running(ctx)  # a watcher (the live hospital) sees it read, then write

@@ -123,3 +123,30 @@ def test_two_conversations_of_one_role_keep_their_own_context(smol, loads):
     # where the other consultation ran in between, one context evaluates most of it again
     assert max(e for e, _ in evicted) > 2 * max(e for e, _ in kept), (evicted, kept)
     assert len(loads) == 2  # a load per pool, whatever the contexts
+
+
+@pytest.mark.llama
+def test_a_roles_second_kind_of_question_keeps_a_context_of_its_own(smol, loads):
+    """The judge grades a diagnosis and, in between, checks a patient's reply (another
+    system prompt, ``slot="checker"``): the next case's grading still finds the grading
+    prompt in its context, where without the slot the check had taken its place."""
+    grading = Message("system", "You are a senior physician grading a doctor's diagnosis against the answer key. "
+                                "Reply with one word: same, broader, narrower or different.")
+    check = Message("system", "You check one reply of a simulated patient against the case: does the patient "
+                              "speak in the first person? Reply yes or no.")
+    p = GenerateParams(max_tokens=4, temperature=0.0)
+
+    def grade_check_grade(slot):
+        pool = LlamaPool(n_ctx=2048, n_threads=2)
+        llm = LlamaCppLLM(smol.path, pool)
+        try:
+            llm.generate([grading, Message("user", "Correct: pneumonia. Doctor: bronchitis.")], p, CallContext("judge", "a"))
+            llm.generate([check, Message("user", "Reply: I have a cough.")], p, CallContext("judge", "a", slot=slot))
+            return llm.generate([grading, Message("user", "Correct: gout. Doctor: septic arthritis.")], p,
+                                CallContext("judge", "b"))
+        finally:
+            pool.close()
+
+    kept, evicted = grade_check_grade("checker"), grade_check_grade("")
+    assert kept.prompt_tokens_evaluated < kept.prompt_tokens / 3, kept
+    assert evicted.prompt_tokens_evaluated > 2 * kept.prompt_tokens_evaluated, (evicted, kept)
