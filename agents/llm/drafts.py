@@ -11,8 +11,8 @@ therefore the one the sampler picks token by token; what can differ is float rou
 since a row's logits in a step of several rows differ a little from the same row decoded
 alone (``tests/agents/test_jump_forward.py`` checks that replies differ only at near ties).
 
-A kept drafted token saves ~50 ms and a refused one costs ~28 ms, so drafts are short
-and only for replies under a grammar (a JSON schema), where they are right most often.
+A kept drafted token saves ~50 ms and a refused one costs ~28 ms, so drafts are short,
+and most often right in replies under a grammar (a JSON schema).
 Where a draft comes from, in order:
 
 1. **prompt lookup**: what followed the last two or three tokens the last time they
@@ -27,9 +27,12 @@ Where a draft comes from, in order:
    where two or more are allowed (a free string, an optional space) or the reply may end,
    the forced text ends.
 
-Free text (no grammar) gets no draft: over the patient's replies of the logged
-consultations a lookup draft saved nothing (``benchmarks/jump_forward.py`` prints the
-figures).
+Free text (no grammar) gets a lookup draft only from a match of :data:`FREE_MATCH` tokens,
+and none for a while after a draft of which nothing was kept (:meth:`Drafter._free`): a
+technician copying its records keeps many (its calls took 0.84 of plain decoding's time
+replaying 6 logged bench consultations), a patient talking refuses most and then stops
+paying for them (0.96; with every lookup drafted and no wait, the patient's replies took
+up to 1.29). ``benchmarks/jump_forward.py`` prints the figures.
 """
 from __future__ import annotations
 
@@ -38,10 +41,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Drafter", "GrammarProbe", "Lookup", "MAX_DRAFT", "MAX_FORCED", "MIN_MATCH"]
+__all__ = ["Drafter", "FREE_MATCH", "GrammarProbe", "Lookup", "MAX_DRAFT", "MAX_FORCED", "MIN_MATCH"]
 
 MAX_DRAFT = 3  # tokens a lookup draft may hold: a longer one costs more when it is refused early
 MIN_MATCH = 2  # the fewest last tokens a lookup must match (one shared token predicts poorly)
+FREE_MATCH = 3  # ... in free text, where two shared tokens predict the next ones more poorly still
 MAX_FORCED = 15  # tokens of text the grammar forces (refused only where the model splits it otherwise);
 # with the token sampled, a step of 16 rows, the batched engine's DRAFT_ROWS: the serial
 # path and one sequence of the engine then make the same steps
@@ -157,6 +161,15 @@ class GrammarProbe:
             self._lc.llama_sampler_free(g)
         return out
 
+    def before_end(self, draft: Sequence[int]) -> list[int]:
+        """A draft's tokens up to the first end of generation (nothing after it is decoded)."""
+        out = []
+        for t in draft:
+            if self._lc.llama_vocab_is_eog(self._vocab, t):
+                break
+            out.append(int(t))
+        return out
+
     def forced(self, grammar: Any, limit: int = 4 * MAX_FORCED) -> str:
         """The characters the grammar allows as the only continuation, at most ``limit``."""
         g = self._lc.llama_sampler_clone(grammar)
@@ -195,21 +208,53 @@ class Drafter:
         self.max_forced = max_forced
         self._lookup: Lookup | None = None
         self.proposed = 0
+        self._last: tuple[int, list[int]] | None = None  # a free-text draft: where it went, what it was
+        self._wait = 0  # free-text drafts to skip
+        self._backoff = 0  # the last wait after a refused free-text draft
 
     def __call__(self, context: Sequence[int]) -> np.ndarray:
         return np.asarray(self.draft(context), dtype=np.intc)
 
     def draft(self, context: Sequence[int]) -> list[int]:
-        g = self.grammar() if self.grammar is not None else None
-        if g is None or self.probe is None:
+        if self.probe is None:
             return []
+        g = self.grammar() if self.grammar is not None else None
         known = self._lookup.tokens if self._lookup is not None else []
         if not known or len(context) < len(known) or int(context[len(known) - 1]) != known[-1]:
             self._lookup = Lookup(context)  # a new context (the first draft of a call)
+            self._last, self._wait, self._backoff = None, 0, 0
         else:
             self._lookup.extend(context[len(known):])
+        if g is None:
+            return self._free(context)
         out = self.probe.accepted(g, self._lookup.propose(self.max_draft, min_match=self.min_match))
         if not out:
             out = self.probe.forced_tokens(g, self.max_forced)
+        self.proposed += len(out)
+        return out
+
+    def _free(self, context: Sequence[int]) -> list[int]:
+        """A free-text reply's draft: a lookup of at least :data:`FREE_MATCH` tokens, cut
+        at an end of generation, and none for a while after a draft of which nothing was
+        kept (the wait doubles, from 4 to 32 drafts, while they keep failing). Copying
+        text from the prompt (a technician's records) keeps nearly every draft; talking
+        (a patient's reply) refuses most, and then stops paying for them."""
+        if self._last is not None:
+            at, prev = self._last
+            kept = 0
+            while kept < len(prev) and at + kept < len(context) and int(context[at + kept]) == prev[kept]:
+                kept += 1
+            self._last = None
+            if kept == 0:
+                self._backoff = min(32, max(4, 2 * self._backoff))
+                self._wait = self._backoff
+            else:
+                self._backoff = 0
+        if self._wait > 0:
+            self._wait -= 1
+            return []
+        out = self.probe.before_end(self._lookup.propose(self.max_draft, min_match=FREE_MATCH))
+        if out:
+            self._last = (len(context), out)
         self.proposed += len(out)
         return out

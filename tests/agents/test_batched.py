@@ -28,9 +28,12 @@ SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}, "sure":
 
 # One thread each: on a busy machine two threads spin at llama.cpp's barriers while the
 # other waits for a core (a token can take seconds); the thread count changes no logit.
+# No drafts on either side: a drafted step's rows round differently and flip SmolLM2's near
+# ties (tests/agents/test_jump_forward.py checks drafts, the engine's among them); here the
+# engine's batching is what is compared.
 @pytest.fixture(scope="module")
 def serial(smol):
-    pool = LlamaPool(n_ctx=1024, n_threads=1)
+    pool = LlamaPool(n_ctx=1024, n_threads=1, jump_forward=False)
     yield LlamaCppLLM(smol.path, pool, label="smollm2")
     pool.close()
 
@@ -39,7 +42,7 @@ def serial(smol):
 def engine(smol):
     from agents.llm.batched import BatchedEngine
 
-    e = BatchedEngine(smol.path, n_seq=3, n_ctx_seq=1024, n_threads=1)
+    e = BatchedEngine(smol.path, n_seq=3, n_ctx_seq=1024, n_threads=1, jump_forward=False)
     yield e
     e.close()
 
@@ -108,16 +111,29 @@ def test_the_grammar_is_checked_lazily_and_refuses_what_it_must(serial, engine):
         assert json.loads(out.text)["mood"] in ("calm", "worried")
 
 
-def test_sampled_calls_under_a_grammar_draw_the_same_tokens_serial_and_batched(serial, engine):
+def test_sampled_calls_under_a_grammar_draw_the_same_tokens_serial_and_batched(smol):
     """Above temperature 0 both paths take the grammar lazily in one order (the chain
     picks from every token; the grammar, asked about that one, sends a refused pick back
     through the chain over what it allows), so a seed draws the same reply in either.
-    The serial path's grammar-first chain drew other tokens for the same seed."""
+    The serial path's grammar-first chain drew other tokens for the same seed. (Each
+    path on its own context of one conversation, both drafting: the same steps, so the
+    same floats; a prompt cached in another split rounds differently.)"""
+    from agents.llm.batched import BatchedEngine
+
     p = [GenerateParams(temperature=t, max_tokens=40, seed=seed, response_schema=json.dumps(SCHEMA, sort_keys=True))
          for t, seed in ((0.7, 1), (0.7, 2), (1.2, 3), (1.2, 4))]
-    msgs = [SYSTEM, Message("user", "How bad is the pain, and are you sure? Reply in JSON.")]
-    ref = [serial.generate(msgs, q, CallContext(f"s{i}", "c")) for i, q in enumerate(p)]
-    got = [engine.generate(msgs, q) for q in p]
+    asks = ["How bad is the pain", "Where is the pain", "Does anything ease the pain", "When did the pain start"]
+    calls = [([SYSTEM, Message("user", f"{a}, and are you sure? Reply in JSON.")], q) for a, q in zip(asks, p)]
+    ref, got = [], []
+    for msgs, q in calls:
+        pool = LlamaPool(n_ctx=1024, n_threads=1)
+        engine = BatchedEngine(smol.path, n_seq=1, n_ctx_seq=1024, n_threads=1)
+        try:
+            ref.append(LlamaCppLLM(smol.path, pool).generate(msgs, q, CallContext("patient", "c")))
+            got.append(engine.generate(msgs, q))
+        finally:
+            engine.close()
+            pool.close()
     assert [o.text for o in got] == [o.text for o in ref]
     assert len({o.text for o in ref}) > 1  # the seeds drew different replies: sampled, not greedy
     for o in ref:

@@ -111,6 +111,25 @@ def test_greedy_replies_equal_plain_decoding_over_the_doctors_and_the_panels_sch
 
 
 @pytest.mark.llama
+def test_a_free_text_copy_of_the_prompt_is_drafted_with_plain_decodings_text(llms):
+    """A technician copying its records (free text, no grammar): drafts from the prompt
+    are kept, and the reply is plain decoding's but at a near tie."""
+    records = ("- Chest X-Ray > Findings: Normal heart size. Clear lung fields. No pleural effusion.\n"
+               "- Blood Work > Hemoglobin: 13.2 g/dL; White cell count: 14.8 x10^9/L; Platelets: 310 x10^9/L")
+    messages = [Message("system", "You are a lab technician. Copy the records you are given, word for word, "
+                                  "after RESULTS:."),
+                Message("user", f"The doctor orders: chest X-ray and blood count\nRecords:\n{records}")]
+    p = GenerateParams(temperature=0.0, max_tokens=60)
+    ctx = CallContext("doctor", "copy", 1)
+    plain = llms[False].generate(messages, p, ctx)
+    fast = llms[True].generate(messages, p, ctx)
+    assert plain.drafted_tokens == 0 and fast.drafted_tokens > 0, (fast, plain)
+    if fast.text != plain.text:
+        gap = _near_tie(llms[False], _reply_tokens(llms[False], plain), _reply_tokens(llms[True], fast), messages)
+        assert gap < NEAR, (gap, plain.text, fast.text)
+
+
+@pytest.mark.llama
 def test_the_batched_engine_drafts_the_same_steps_as_the_serial_path(smol, llms):
     """One sequence of the engine makes the serial path's steps (the same rows at the
     same positions), so its replies are the serial path's, with drafts and without."""
@@ -203,14 +222,40 @@ def test_lookup_proposes_what_followed_the_longest_recent_run():
     assert Lookup([5, 1, 5]).propose(2) == [1, 5]
 
 
-def test_a_reply_without_a_grammar_gets_no_draft():
-    """Free text: a lookup draft saved nothing over the patient's logged replies."""
-    d = Drafter(None)
-    assert d.draft([7, 8, 9, 1, 7, 8]) == [] and d.proposed == 0
-    assert Drafter(object(), lambda: None).draft([7, 8, 9, 1, 7, 8]) == []  # a call with no grammar in its chain
+class _NoEnd:
+    """A probe for free text: no token of these tests ends generation (but 0)."""
+
+    def before_end(self, draft):
+        return list(draft[:draft.index(0)] if 0 in draft else draft)
 
 
-# -- the run spec's key and the flag reach the pools (no model loaded) --------------------
+def test_free_text_drafts_a_long_match_and_waits_after_a_refused_draft():
+    """Free text (no grammar): a lookup of three matching tokens is drafted (two are not
+    enough), never past an end of generation; after a draft of which nothing was kept no
+    draft for 4 calls, then 8 after another refused one; a kept draft ends the wait."""
+    d = Drafter(_NoEnd())
+    ctx = [7, 8, 9, 1, 2, 3, 4, 7, 8, 9]
+    assert d.draft(ctx) == [1, 2, 3]  # what followed 7 8 9 the last time
+    assert Drafter(_NoEnd()).draft([7, 8, 1, 2, 3, 7, 8]) == []  # a two-token match: not in free text
+    assert Drafter(_NoEnd()).draft([7, 8, 9, 1, 0, 5, 7, 8, 9]) == [1]  # cut at the end of generation
+
+    def skipped_until_a_draft(ctx):
+        n = 0
+        while True:
+            ctx = ctx + [7, 8, 9]  # each call's context ends with what the lookup matches
+            got = d.draft(ctx)
+            if got:
+                return n, ctx, got
+            n += 1
+
+    n, ctx, got = skipped_until_a_draft(ctx + [5])  # refused: the model sampled 5, not 1
+    assert n == 4
+    n, ctx, got = skipped_until_a_draft(ctx + [6])  # refused again: the wait doubles
+    assert n == 8
+    n, _, _ = skipped_until_a_draft(ctx + got + [4])  # kept whole: no wait after it
+    assert n == 0
+
+
 def test_jump_forward_is_on_by_default_recorded_when_off_and_not_part_of_the_identity(tmp_path):
     from medsim.assemble import pool_for
     from medsim.cli import build_parser, spec_from_args
