@@ -202,10 +202,16 @@ def _own(sentence: str, sex: str) -> str:
 # ("when he lies flat or takes a deep breath", "when he sits up and leans forward")
 _ACTS = _NOTE_VERBS | frozenset((
     "leans sits lies stands bends climbs coughs breathes moves lifts carries gets goes tries turns looks swallows "
-    "rests stops needs wants says tells finds loses passes urinates wears drives reads watches sees hears speaks "
+    "rests stops needs wants says tells finds loses passes urinates drives reads watches sees hears speaks "
     "talks remembers forgets falls faints trips struggles avoids prefers spends misses vomits sweats wears kneels "
     "squats stretches twists raises reaches presses pushes pulls holds drops sneezes yawns chews bites cries "
     "shivers shakes trembles limps rolls leaves returns arrives waits becomes").split())
+_ACTS_RE = "|".join(sorted(_ACTS, key=len, reverse=True))
+_FINITE_ACTS = "|".join(sorted((a for a in _ACTS if _base(a) != a), key=len, reverse=True))  # another subject's "gets"
+_EITHER = "|".join(sorted(_ACTS | {_base(a) for a in _ACTS}, key=len, reverse=True))  # "and walk": turned already
+# "I <verb> [and <verb>]... <words or a list of verbs> and|or|but <verb>"
+_JOINED = re.compile(rf"(\bI(?:\s+{_ADVERBS})*\s+[a-z]+(?:n't)?(?:\s+(?:and|or)\s+(?:{_EITHER}))*\b)"
+                     rf"((?:(?!\bI\b)[^.;:()])*?[\s,])(and|or|but)\s+({_EITHER})\b")
 _AUX = frozenset("is was has had does did".split())  # after a clause of "when I ...", more often the main subject's
 _CLAUSE = r"(?:that|which|who|whom|whose|when|while|if|because|until|before|after|since|although|though|" \
           r"it|he|she|they|we|you|there)"
@@ -216,9 +222,7 @@ def _coordinated(s: str) -> str:
     breath" -> "... or take ..."): the same subject, so the first person too. Only where
     nothing between the two starts another clause or is another subject's verb (in "I
     noticed the rash gets worse and spreads" the rash spreads)."""
-    acts = "|".join(sorted(_ACTS, key=len, reverse=True))
-    finite = "|".join(sorted((a for a in _ACTS if _base(a) != a), key=len, reverse=True))  # another subject's "gets"
-    either = "|".join(sorted(_ACTS | {_base(a) for a in _ACTS}, key=len, reverse=True))  # "and walk": turned already
+    acts, finite = _ACTS_RE, _FINITE_ACTS
 
     def fix(m: re.Match[str]) -> str:
         between = m.group(2)
@@ -234,9 +238,8 @@ def _coordinated(s: str) -> str:
         first = re.sub(rf"\b(and|or)\s+({acts})\b", lambda w: f"{w.group(1)} {_base(w.group(2))}", m.group(1))
         return f"{first}{','.join([head, *items])}{m.group(3)} {_base(m.group(4))}"
 
-    pattern = re.compile(rf"(\bI(?:\s+{_ADVERBS})*\s+[a-z]+(?:n't)?(?:\s+(?:and|or)\s+(?:{either}))*\b)((?:(?!\bI\b)[^.;:()])*?[\s,])(and|or|but)\s+({either})\b")
     for _ in range(3):  # each join in turn
-        t = pattern.sub(fix, s)
+        t = _JOINED.sub(fix, s)
         if t == s:
             break
         s = t

@@ -41,6 +41,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from agents.llm.llama_models import common_prefix
+
 __all__ = ["Drafter", "FREE_MATCH", "GrammarProbe", "Lookup", "MAX_DRAFT", "MAX_FORCED", "MIN_MATCH"]
 
 MAX_DRAFT = 3  # tokens a lookup draft may hold: a longer one costs more when it is refused early
@@ -96,6 +98,7 @@ class GrammarProbe:
             data=self._one.ctypes.data_as(llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False)
         self._cand: Any = None  # the whole vocabulary's candidates, for pick's second pass
         self._cand_arr: Any = None
+        self._ids: Any = None
         self._chars: list[tuple[str, int]] = []  # printable ASCII characters that are one token each
         for code in range(32, 127):
             ids = tokenize(chr(code).encode("utf-8"))
@@ -124,13 +127,13 @@ class GrammarProbe:
             return token, False
         if self._cand is None:
             n = int(lc.llama_vocab_n_tokens(self._vocab))
+            self._ids = np.arange(n, dtype=np.intc)
             self._cand = np.zeros(n, dtype=self._one.dtype)
-            self._cand["id"] = np.arange(n, dtype=np.intc)
             self._cand_arr = lc.llama_token_data_array(
                 data=self._cand.ctypes.data_as(lc.llama_token_data_p), size=n, selected=-1, sorted=False)
         cand, arr = self._cand, self._cand_arr
         n = len(cand)
-        cand["id"] = np.arange(n, dtype=np.intc)  # a sampler sorts the array in place
+        cand["id"] = self._ids  # again each time: a sampler sorts the array in place
         cand["logit"] = np.ctypeslib.as_array(lc.llama_get_logits_ith(ctx, idx), shape=(n,))
         cand["p"] = 0.0
         arr.data = cand.ctypes.data_as(lc.llama_token_data_p)
@@ -241,11 +244,8 @@ class Drafter:
         (a patient's reply) refuses most, and then stops paying for them."""
         if self._last is not None:
             at, prev = self._last
-            kept = 0
-            while kept < len(prev) and at + kept < len(context) and int(context[at + kept]) == prev[kept]:
-                kept += 1
             self._last = None
-            if kept == 0:
+            if common_prefix([int(t) for t in context[at:at + len(prev)]], prev) == 0:
                 self._backoff = min(32, max(4, 2 * self._backoff))
                 self._wait = self._backoff
             else:

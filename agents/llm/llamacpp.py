@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-
 from agents.llm import progress
 from agents.llm.drafts import Drafter, GrammarProbe
 from agents.llm.llama_models import ModelStore, captured_completion, common_prefix, sampling_args

@@ -68,7 +68,7 @@ from agents.prompts import render
 from agents.protocol import DoctorAction, gathering_schema, parse_structured_turn, say
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
-__all__ = ["FocusedDoctor", "FocusedConfig", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
+__all__ = ["FocusedDoctor", "FocusedConfig", "focused_system", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
            "CHECKLIST", "EXAMINATION", "FIRST_LINE", "demote_known", "pooled", "reply_json"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
@@ -237,6 +237,12 @@ def _labels() -> frozenset[str]:
     return frozenset(speaker_label(r.name) for r in roles_of_kind(PATIENT, STAFF))
 
 
+def focused_system(case: Case) -> str:
+    """The system prompt of the focused doctor's update and work-up calls."""
+    return render("focused_system", objective=case.objective, demographics=case.demographics,
+                  catalogue="; ".join(CATALOGUE))
+
+
 @dataclass
 class FocusedDoctor(LLMDoctor):
     """The focused strategy (see the module's docstring)."""
@@ -350,8 +356,7 @@ class FocusedDoctor(LLMDoctor):
         """The running differential and the next step (None: nothing new to ask)."""
         case = self.case
         assert case is not None
-        system = render("focused_system", objective=case.objective, demographics=case.demographics,
-                        catalogue="; ".join(CATALOGUE))
+        system = focused_system(case)
         ask = render("focused_update", record=self.record_text())
         reply = self._call(obs, [Message("system", system), Message("user", ask)],
                            update_schema(self.measurement, self.focus.working), self.focus.update_tokens)
@@ -379,8 +384,7 @@ class FocusedDoctor(LLMDoctor):
         case = self.case
         assert case is not None
         self.worked_up = True
-        system = render("focused_system", objective=case.objective, demographics=case.demographics,
-                        catalogue="; ".join(CATALOGUE))
+        system = focused_system(case)
         ask = render("focused_workup", record=self.record_text())
         obj = reply_json(self._call(obs, [Message("system", system), Message("user", ask)],
                                workup_schema(self.focus.workup), self.focus.update_tokens + 40))

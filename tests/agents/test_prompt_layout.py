@@ -14,7 +14,8 @@ import pytest
 
 from agents.catalogue import CATALOGUE
 from agents.cases.registry import load_cases
-from agents.prompts import render, template_text
+from agents.participants.focused import focused_system
+from agents.prompts import template_text
 from agents.roles import doctor_system, measurement_system, patient_system
 
 
@@ -29,8 +30,7 @@ def _prompts(case):
     out = {f"doctor_structured{'' if m else '_notests'}": doctor_system(case, 8, mode="structured", measurement=m)
            for m in (True, False)}
     out["doctor"] = doctor_system(case, 8, mode="markers")
-    out["focused_system"] = render("focused_system", objective=case.objective, demographics=case.demographics,
-                                   catalogue="; ".join(CATALOGUE))
+    out["focused_system"] = focused_system(case)
     out["patient"] = patient_system(case)
     out["patient_grounded"] = patient_system(case, grounded=True)
     out["measurement_hinted"] = measurement_system(case, hinted=True)
