@@ -30,6 +30,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from agents.condition_codes import ConditionCodes
+from agents.condition_lexicon import ConditionLexicon
 from agents.events import EventSink, JudgeDecision
 from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
@@ -133,6 +134,7 @@ _EXCLUSIVE = (
     frozenset({"simple", "complex"}), frozenset({"focal", "generalized", "partial"}),
     frozenset({"systolic", "diastolic"}), frozenset({"open", "closed"}),
     frozenset({"obstructive", "central"}),
+    frozenset({"myeloid", "lymphocytic", "lymphoblastic"}),  # a leukemia's or lymphoma's cell line
 )
 # qualifiers that only block acceptance (the model decides): side, extent, severity
 _BLOCKING = (frozenset({"left", "right"}), frozenset({"unilateral", "bilateral"}),
@@ -620,7 +622,9 @@ def initialism_of(short: str, name: str) -> bool:
     return s.lower() in _initials(name)
 
 
+_NON_KEY = re.compile(r"^\s*non[\s-]+", re.IGNORECASE)  # a key that is the other kind: "Non-Hodgkin lymphoma"
 _CODES = ConditionCodes(lambda name: " ".join(_words(name)))
+_LEXICON = ConditionLexicon(lambda name: " ".join(_words(name)), codes=_CODES.codes)
 
 
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
@@ -644,6 +648,12 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
             said = (f"ICD-10-CM holds '{dx[:80]}' and '{t}' under one code ({mine})" if how == "same" else
                     f"ICD-10-CM holds '{dx[:80]}' ({mine}) under '{t}' ({theirs})")
             return Verdict(True, "precheck", f"icd10cm_{how}", said)
+    for t in dict.fromkeys((truth, main, *aliases)):
+        got = _LEXICON.relation(dx, t)
+        if got:
+            _, offset, names = got
+            return Verdict(True, "precheck", "wordnet_same", f"WordNet 3.0 names '{dx[:80]}' and '{t}' as one "
+                           f"condition ({', '.join(names[:5])}; synset {offset})")
     return v
 
 
@@ -679,6 +689,10 @@ def _precheck(diagnosis: str | None, truth: str) -> Verdict:
     if initialism_of(dx, main) or initialism_of(main, dx):
         return Verdict(True, "precheck", "initialism", f"'{short}' and '{truth}': one is the initialism of the "
                        "other's words")
+    negated_key = _NON_KEY.sub("", main)
+    if negated_key != main and initialism_of(dx, negated_key):  # "SCLC" for "Non-small cell lung cancer"
+        return Verdict(False, "precheck", "sibling", f"'{short}' spells '{negated_key}', which the key "
+                       f"'{truth}' negates")
 
     head_clause, clauses = _head(dx)
     if head_clause is None:  # defensive: not_a_diagnosis already rejects an all-negated text

@@ -85,9 +85,23 @@ def test_a_more_specific_form_is_right(dx, truth):
     ("Chronic myeloid leukemia", "Acute myeloid leukemia"),
     ("NSTEMI", "Inferior ST-elevation myocardial infarction"),
     ("Non-Hodgkin lymphoma", "Hodgkin lymphoma"),
+    ("Chronic myelogenous leukemia", "Chronic lymphocytic leukemia"),  # the cell line
+    ("CML", "Chronic lymphocytic leukemia"),  # an abbreviation's expansion is checked too
+    ("Acute myeloid leukemia", "Acute lymphoblastic leukemia"),
+    ("SCLC", "Non-small cell lung cancer"),  # the initialism of what the key negates
+    ("HL", "Non-Hodgkin lymphoma"),
 ])
 def test_a_sibling_is_wrong(dx, truth):
-    assert precheck(dx, truth).correct is False
+    v = precheck(dx, truth)
+    assert (v.correct, v.rule) == (False, "sibling"), v
+
+
+@pytest.mark.parametrize("dx,truth", [
+    ("Chronic myelogenous leukemia", "Chronic myeloid leukemia"),  # myelogenous is myeloid
+    ("NSCLC", "Non-small cell lung cancer"), ("NHL", "Non-Hodgkin lymphoma"),
+])
+def test_the_same_cell_line_or_the_negated_initialism_itself_is_right(dx, truth):
+    assert precheck(dx, truth).correct is True
 
 
 @pytest.mark.parametrize("dx,truth", [
