@@ -33,7 +33,7 @@ from agents.cases.model import Case
 from agents.fidelity.facts import SITES, case_facts, claim_concepts, speaks_for
 from agents.fidelity.patient import asked_sections, specific_sections
 
-__all__ = ["Voice", "VoicedFact", "voice_of", "first_person", "voiced_facts", "facts_for", "grounded_answer",
+__all__ = ["Voice", "base_form", "VoicedFact", "voice_of", "first_person", "voiced_facts", "facts_for", "grounded_answer",
            "speaker_brief", "grounded_message", "given_facts", "nothing_given", "held_back", "GIVEN", "NOTHING",
            "HELD_BACK"]
 
@@ -110,7 +110,7 @@ _ADVERBS = r"(?:also|often|occasionally|frequently|sometimes|now|currently|recen
            r"not|no\s+longer)"
 
 
-def _base(verb: str) -> str:
+def base_form(verb: str) -> str:
     """A third-person verb's first-person form ("denies" -> "deny")."""
     low = verb.lower()
     if low in _IRREGULAR:
@@ -138,7 +138,7 @@ def _agree(text: str) -> str:
         if adv.strip().lower() in ("not",) and low in ("been",):
             return m.group(0)
         if adv.strip().lower() == "does not" or low in _IRREGULAR or (low.endswith("s") and low not in ("was", "has")):
-            return f"I{adv} {_base(verb)}"
+            return f"I{adv} {base_form(verb)}"
         return f"I{adv} {verb}" if low != "has" else f"I{adv} have"
     out = _SUBJECT_VERB.sub(fix, text)
     out = re.sub(r"\bI\s+does\s+not\b", "I do not", out)
@@ -186,7 +186,7 @@ def _own(sentence: str, sex: str) -> str:
     if m:
         s = s[:m.start(2)] + f"{m.group(2)} I {m.group(3)}" + s[m.end(3):]
     elif re.match(r"^I\b", s) and not re.search(r"\b(?:that|which|who)\b", s):  # "I vomited and feels feverish"
-        s = re.sub(r"\b(and|but)\s+(" + verbs + r")\b", lambda m: f"{m.group(1)} {_base(m.group(2))}", s)
+        s = re.sub(r"\b(and|but)\s+(" + verbs + r")\b", lambda m: f"{m.group(1)} {base_form(m.group(2))}", s)
     s = _coordinated(s)
     # the patient and someone else ("The patient and her husband have ...", then "They are ...")
     s = re.sub(r"^I\s+and\s+my\s+(\w+)", r"My \1 and I", s)
@@ -207,8 +207,8 @@ _ACTS = _NOTE_VERBS | frozenset((
     "squats stretches twists raises reaches presses pushes pulls holds drops sneezes yawns chews bites cries "
     "shivers shakes trembles limps rolls leaves returns arrives waits becomes").split())
 _ACTS_RE = "|".join(sorted(_ACTS, key=len, reverse=True))
-_FINITE_ACTS = "|".join(sorted((a for a in _ACTS if _base(a) != a), key=len, reverse=True))  # another subject's "gets"
-_EITHER = "|".join(sorted(_ACTS | {_base(a) for a in _ACTS}, key=len, reverse=True))  # "and walk": turned already
+_FINITE_ACTS = "|".join(sorted((a for a in _ACTS if base_form(a) != a), key=len, reverse=True))  # another subject's "gets"
+_EITHER = "|".join(sorted(_ACTS | {base_form(a) for a in _ACTS}, key=len, reverse=True))  # "and walk": turned already
 # "I <verb> [and <verb>]... <words or a list of verbs> and|or|but <verb>"
 _JOINED = re.compile(rf"(\bI(?:\s+{_ADVERBS})*\s+[a-z]+(?:n't)?(?:\s+(?:and|or)\s+(?:{_EITHER}))*\b)"
                      rf"((?:(?!\bI\b)[^.;:()])*?[\s,])(and|or|but)\s+({_EITHER})\b")
@@ -234,9 +234,9 @@ def _coordinated(s: str) -> str:
             return m.group(0)
         if m.group(4).lower() in _AUX and re.search(rf"\b(?:{_CLAUSE}|whenever|once|as)\s*$", m.string[:m.start(1)], re.I):
             return m.group(0)  # "the pain worsens when I hold my son and is eased by ice": the pain is eased
-        items = [re.sub(rf"\b(?:{acts})\b", lambda w: _base(w.group(0)), it) for it in items]
-        first = re.sub(rf"\b(and|or)\s+({acts})\b", lambda w: f"{w.group(1)} {_base(w.group(2))}", m.group(1))
-        return f"{first}{','.join([head, *items])}{m.group(3)} {_base(m.group(4))}"
+        items = [re.sub(rf"\b(?:{acts})\b", lambda w: base_form(w.group(0)), it) for it in items]
+        first = re.sub(rf"\b(and|or)\s+({acts})\b", lambda w: f"{w.group(1)} {base_form(w.group(2))}", m.group(1))
+        return f"{first}{','.join([head, *items])}{m.group(3)} {base_form(m.group(4))}"
 
     for _ in range(3):  # each join in turn
         t = _JOINED.sub(fix, s)

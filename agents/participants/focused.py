@@ -63,7 +63,7 @@ from agents.llm.base import CallContext, GenerateParams, Message
 from agents.llm.calls import generate_logged
 from agents.orders import is_examination, is_whole_examination, order_tests, test_name
 from agents.participants.base import Observation, Turn
-from agents.participants.llm import LLMDoctor
+from agents.participants.llm import LLMDoctor, addressed
 from agents.prompts import render
 from agents.protocol import DoctorAction, gathering_schema, parse_structured_turn, say
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
@@ -442,6 +442,7 @@ class FocusedDoctor(LLMDoctor):
             else:
                 action = nxt or DoctorAction("ask", "Is there anything else you think I should know?",
                                              "focused_nothing_new")
+        action = addressed(action)
         text = json.dumps(_as_json(action))
         self.history.append(Message("assistant", text))
         return Turn(text=text, action=action, spoken=say(action))

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
+from agents.addressing import to_patient
 from agents.events import EventSink
 from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
 from agents.participants.base import Observation, Turn
 from agents.protocol import DIAGNOSE_SCHEMA, DoctorAction, doctor_schema, parse_doctor_turn, parse_structured_turn, say
 
-__all__ = ["LLMParticipant", "LLMDoctor"]
+__all__ = ["LLMParticipant", "LLMDoctor", "addressed"]
 
 
 @dataclass
@@ -84,10 +85,25 @@ class LLMDoctor(LLMParticipant):
         return self.params
 
     def parse(self, reply: str) -> DoctorAction:
-        return parse_structured_turn(reply) if self.mode == "structured" or self.static else parse_doctor_turn(reply)
+        if self.mode == "markers" and not self.static:  # AgentClinic's doctor: its words as it says them
+            return parse_doctor_turn(reply)
+        return addressed(parse_structured_turn(reply))
 
     def to_turn(self, obs: Observation, reply: str) -> Turn:
         text = reply.strip()
         action = self.parse(text)
         spoken = say(action) if self.mode == "structured" or self.static else text
         return Turn(text=text, action=action, spoken=spoken)
+
+
+def addressed(action: DoctorAction) -> DoctorAction:
+    """A question of medsim's own doctor as said to the patient: "the patient" as "you"
+    (:func:`agents.addressing.to_patient`), the change named in the action's note."""
+    if action.kind != "ask":
+        return action
+    said = to_patient(action.text)
+    if said == action.text:
+        return action
+    note = "; ".join(n for n in (action.note, "'the patient' said as 'you' to the patient") if n)
+    return replace(action, text=said, note=note)
+

@@ -68,7 +68,7 @@ def test_no_voiced_fact_joins_a_third_person_verb_to_the_patients_own():
     """Over every shipped (and AgentClinic) case: "when I lie flat or takes a deep breath",
     "I keep vomiting and feels drowsy" read as a patient who cannot speak; a verb joined
     to the patient's "I" by "and" / "or" is in the first person as well."""
-    from agents.patient_voice import _ACTS, _base
+    from agents.patient_voice import _ACTS, base_form as _base
 
     acts = "|".join(sorted(a for a in _ACTS if _base(a) != a and a not in ("is", "was", "has", "does")))
     joined = re.compile(rf"\bI\s+(?:{'|'.join(sorted({_base(a) for a in _ACTS}))})\b((?:(?!\b(?:I|it|that|which|"
