@@ -150,6 +150,33 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+# the patient's "I", its auxiliaries and adverbs, one verb and a preposition: what follows is
+# that verb's own object ("I visited him", "I took care of her")
+_OWN_VERB = (r"\bI\s+(?:(?:have|had|was|were|am|will|would|did|do|also|then|later|often|never|recently|just|"
+             r"always|not|really|sometimes|usually|had\s+to|has\s+to|have\s+to|went\s+to)\s+)*"
+             r"(?!(?:have|had|was|were|am|will|would|did|do|be|been|being)\b)[a-z]+"
+             r"(?:\s+(?:to|for|with|about|of|at|on|up|after|care\s+of))?\s+")
+
+
+def _objects_of_self(s: str, ob: str) -> str:
+    """The patient's object pronoun ("him") as "me", but for one in the clause the
+    patient's own "I" is the subject of: "he visited him" is someone else ("I visited
+    him"), a pronoun cannot be its own clause's subject (that is "himself", "myself")."""
+    bound = re.compile(rf"{_OWN_VERB}({ob})\b")
+    kept: list[tuple[int, int]] = []
+    pos = 0
+    while (m := bound.search(s, pos)) is not None:
+        kept.append(m.span(1))
+        pos = m.end(1)
+    out, last = [], 0
+    for a, b in kept:
+        out.append(re.sub(rf"\b{ob}\b", "me", s[last:a], flags=re.I))
+        out.append(s[a:b])
+        last = b
+    out.append(re.sub(rf"\b{ob}\b", "me", s[last:], flags=re.I))
+    return "".join(out)
+
+
 def _own(sentence: str, sex: str) -> str:
     """``sentence`` as the patient says it of themselves."""
     s = sentence.strip()
@@ -170,10 +197,10 @@ def _own(sentence: str, sex: str) -> str:
             s = re.sub(rf"\b{po}\b(?=\s+(?!(?:to|for|with|from|about|at|by|in|on|and|or|that|up|down|out|off|"
                        rf"over|again|when|if|as|because|since|after|before|during|the|a|an|some|this|that|these|those|it|them|home|back|away)\b)[A-Za-z0-9'])", "my", s,
                        flags=re.I)
-            s = re.sub(rf"\b{ob}\b", "me", s, flags=re.I)
+            s = _objects_of_self(s, ob)
         else:
             s = re.sub(rf"\b{po}\b", "my", s, flags=re.I)
-            s = re.sub(rf"\b{ob}\b", "me", s, flags=re.I)
+            s = _objects_of_self(s, ob)
     # a note without its subject ("Denies fever", "Non-smoker, drinks wine occasionally")
     verbs = "|".join(sorted(_NOTE_VERBS, key=len, reverse=True))
     s = re.sub(r"^((?:recently|occasionally|currently|previously|also)\s+)?(" + verbs + r")\b",
@@ -186,7 +213,8 @@ def _own(sentence: str, sex: str) -> str:
     if m:
         s = s[:m.start(2)] + f"{m.group(2)} I {m.group(3)}" + s[m.end(3):]
     elif re.match(r"^I\b", s) and not re.search(r"\b(?:that|which|who)\b", s):  # "I vomited and feels feverish"
-        s = re.sub(r"\b(and|but)\s+(" + verbs + r")\b", lambda m: f"{m.group(1)} {base_form(m.group(2))}", s)
+        s = re.sub(r"\b(and|but)\s+(" + _JOINABLE + r")\b", lambda m: _joined_verb(m), s)
+    s = _after_other_clause(s)
     s = _coordinated(s)
     # the patient and someone else ("The patient and her husband have ...", then "They are ...")
     s = re.sub(r"^I\s+and\s+my\s+(\w+)", r"My \1 and I", s)
@@ -215,6 +243,36 @@ _JOINED = re.compile(rf"(\bI(?:\s+{_ADVERBS})*\s+[a-z]+(?:n't)?(?:\s+(?:and|or)\
 _AUX = frozenset("is was has had does did".split())  # after a clause of "when I ...", more often the main subject's
 _CLAUSE = r"(?:that|which|who|whom|whose|when|while|if|because|until|before|after|since|although|though|" \
           r"it|he|she|they|we|you|there)"
+
+
+_JOINABLE = "|".join(sorted(_NOTE_VERBS | _ACTS, key=len, reverse=True))
+_FINITE_ANY = "|".join(sorted((a for a in _NOTE_VERBS | _ACTS if base_form(a) != a), key=len, reverse=True))
+
+
+def _joined_verb(m: re.Match[str]) -> str:
+    """"and struggles" in a sentence of the patient's: "and struggle", unless another
+    subject's verb ("my son gets tired and falls asleep") comes before it."""
+    before = re.sub(rf"\bI(?:\s+{_ADVERBS})*\s+[a-z]+\b", " ", m.string[:m.start()])  # the patient's own verbs
+    if re.search(rf"\b(?:{_FINITE_ANY})\b", before, re.I):
+        return m.group(0)
+    return f"{m.group(1)} {base_form(m.group(2))}"
+
+
+# "..., that they would be better off without me, but has made no plans": a singular verb
+# after a clause whose subject is "they", "we", "you" or "I" cannot be that clause's; in a
+# sentence of the patient's it is the patient's ("but I have made no plans")
+_OTHER_CLAUSE = re.compile(r"^(I\b.*?\b(?:that|which|who|when|while|if|because)\s+(?:they|we|you|I)\b[^;:]*?)"
+                           r"(,?\s*)\b(and|but)\s+(has|is|was|does)\b")
+
+
+def _after_other_clause(s: str) -> str:
+    m = _OTHER_CLAUSE.match(s)
+    if m is None:
+        return s
+    clause = m.group(1)[m.group(1).rfind(" that "):]
+    if re.search(r"\b(?:he|she|it|this|there)\b", clause):  # "that they said it hurts, and is ...": the pain's
+        return s
+    return s[:m.start(3)] + f"{m.group(3)} I {m.group(4)}" + s[m.end(4):]
 
 
 def _coordinated(s: str) -> str:

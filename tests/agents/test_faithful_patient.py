@@ -101,6 +101,21 @@ def test_no_voiced_fact_joins_a_third_person_verb_to_the_patients_own():
      "The ache worsens when I carry my daughter and is eased by rest."),
     ("He noticed the rash gets worse and spreads", "history", "m", "I noticed the rash gets worse and spreads."),
     ("He takes vitamins and minerals", "history", "m", "I take vitamins and minerals."),
+    # a verb joined far from the patient's "I" (demo-021, demo-005 said "and struggles", "and gets")
+    ("He lost his appetite and 5 kg in weight over a month, and struggles at work", "history", "m",
+     "I lost my appetite and 5 kg in weight over a month, and struggle at work."),
+    ("He noticed his son gets tired and falls asleep", "history", "m", "I noticed my son gets tired and falls asleep."),
+    # a singular verb after a clause of "they" is not that clause's (demo-021's "but has made no plans")
+    ("He had thoughts that they would leave, but has made no plans", "history", "m",
+     "I had thoughts that they would leave, but I have made no plans."),
+    ("He has a cough that started last week, but has improved", "history", "m",
+     "I have a cough that started last week, but has improved."),
+    # a pronoun object of the patient's own verb is someone else's ("I visited me" cannot be)
+    ("He says his brother was sick and he visited him", "history", "m", "I say my brother was sick and I visited him."),
+    ("She says her mother called her and she told her about the pain", "history", "f",
+     "I say my mother called me and I told her about the pain."),
+    ("He asked his brother to drive him home", "history", "m", "I asked my brother to drive me home."),
+    ("He says the pills make him dizzy", "history", "m", "I say the pills make me dizzy."),
 ])
 def test_first_person(text, section, sex, expected):
     assert first_person(text, section, voice_of_sex(sex)) == expected
