@@ -162,19 +162,8 @@ def _objects_of_self(s: str, ob: str) -> str:
     """The patient's object pronoun ("him") as "me", but for one in the clause the
     patient's own "I" is the subject of: "he visited him" is someone else ("I visited
     him"), a pronoun cannot be its own clause's subject (that is "himself", "myself")."""
-    bound = re.compile(rf"{_OWN_VERB}({ob})\b")
-    kept: list[tuple[int, int]] = []
-    pos = 0
-    while (m := bound.search(s, pos)) is not None:
-        kept.append(m.span(1))
-        pos = m.end(1)
-    out, last = [], 0
-    for a, b in kept:
-        out.append(re.sub(rf"\b{ob}\b", "me", s[last:a], flags=re.I))
-        out.append(s[a:b])
-        last = b
-    out.append(re.sub(rf"\b{ob}\b", "me", s[last:], flags=re.I))
-    return "".join(out)
+    kept = {m.start(1) for m in re.finditer(rf"{_OWN_VERB}({ob})\b", s)}
+    return re.sub(rf"\b{ob}\b", lambda m: m.group(0) if m.start() in kept else "me", s, flags=re.I)
 
 
 def _own(sentence: str, sex: str) -> str:
@@ -213,7 +202,7 @@ def _own(sentence: str, sex: str) -> str:
     if m:
         s = s[:m.start(2)] + f"{m.group(2)} I {m.group(3)}" + s[m.end(3):]
     elif re.match(r"^I\b", s) and not re.search(r"\b(?:that|which|who)\b", s):  # "I vomited and feels feverish"
-        s = re.sub(r"\b(and|but)\s+(" + _JOINABLE + r")\b", lambda m: _joined_verb(m), s)
+        s = re.sub(r"\b(and|but)\s+(" + _JOINABLE + r")\b", _joined_verb, s)
     s = _after_other_clause(s)
     s = _coordinated(s)
     # the patient and someone else ("The patient and her husband have ...", then "They are ...")
