@@ -49,7 +49,8 @@ def _systems(events, role):
 
 def test_every_behaviour_has_three_texts_a_source_and_a_check():
     texts = [behaviour_text(b, lv) for b in BEHAVIOURS for lv in (1, 2, 3)]
-    assert len(BEHAVIOURS) == 9 and len(set(texts)) == 27 and all(len(t) > 40 for t in texts)
+    assert len(set(texts)) == 3 * len(BEHAVIOURS) and all(len(t) > 40 for t in texts)  # three texts each, none shared
+    assert parse_profile(",".join(f"{b}=3" for b in reversed(BEHAVIOURS))) == tuple((b, 3) for b in BEHAVIOURS)
     assert {behaviour_check(b) for b in BEHAVIOURS} == set(CHECKS)  # one check each, every check used
     assert licensed((("fabricate", 1),)) == {"invented"} and licensed((("withhold", 3), ("proficiency", 2))) == set()
     with pytest.raises(BehaviourError, match="0 adds nothing"):
