@@ -641,14 +641,15 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
     dx = strip_hedges(raw) or raw  # the whole answer, looked up whole: "Pneumonia and sepsis" is not pneumonia's name
     main, aliases = _key_forms(truth)
-    for t in dict.fromkeys((truth, main, *aliases)):
+    keys = tuple(dict.fromkeys((truth, main, *aliases)))
+    for t in keys:
         got = _CODES.relation(dx, t)
         if got:
             how, mine, theirs = got
             said = (f"ICD-10-CM holds '{dx[:80]}' and '{t}' under one code ({mine})" if how == "same" else
                     f"ICD-10-CM holds '{dx[:80]}' ({mine}) under '{t}' ({theirs})")
             return Verdict(True, "precheck", f"icd10cm_{how}", said)
-    for t in dict.fromkeys((truth, main, *aliases)):
+    for t in keys:
         got = _LEXICON.relation(dx, t)
         if got:
             _, offset, names = got

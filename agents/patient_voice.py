@@ -202,7 +202,7 @@ def _own(sentence: str, sex: str) -> str:
     if m:
         s = s[:m.start(2)] + f"{m.group(2)} I {m.group(3)}" + s[m.end(3):]
     elif re.match(r"^I\b", s) and not re.search(r"\b(?:that|which|who)\b", s):  # "I vomited and feels feverish"
-        s = re.sub(rf"\b(and|but)((?:\s+{_ADVERBS})*)\s+({_JOINABLE})\b", _joined_verb, s)
+        s = re.sub(rf"\b(and|but)((?:\s+{_ADVERBS})*)\s+({_ACTS_RE})\b", _joined_verb, s)
     s = _after_other_clause(s)
     s = _coordinated(s)
     # the patient and someone else ("The patient and her husband have ...", then "They are ...")
@@ -229,7 +229,8 @@ _EITHER = "|".join(sorted(_ACTS | {base_form(a) for a in _ACTS}, key=len, revers
 # "I <verb> [and <verb>]... <words or a list of verbs> and|or|but <verb>"
 # a third-person verb no list holds, known by what follows it: an object or a particle
 # ("and repeats herself", "and often lifts patients" is the list's)
-_BY_OBJECT = (r"[a-z]{2,}(?<!ss)(?<!us)(?<!is)s(?=\s+(?:myself|yourself|to|me|him|them|it|my|his|her|their|up|out|"
+_S_WORD = r"[a-z]{2,}(?<!ss)(?<!us)(?<!is)s"  # a word that may be a verb's third person (not "pass", "virus")
+_BY_OBJECT = (rf"{_S_WORD}(?=\s+(?:myself|yourself|to|me|him|them|it|my|his|her|their|up|out|"
               r"off|down|back|over|around|away)\b)")
 _JOINED = re.compile(rf"(\bI(?:\s+{_ADVERBS})*\s+[a-z]+(?:n't)?(?:\s+(?:and|or)\s+(?:{_EITHER}))*\b)"
                      rf"((?:(?!\bI\b)[^.;:()])*?[\s,])(and|or|but)((?:\s+{_ADVERBS})*)\s+({_EITHER}|{_BY_OBJECT})\b")
@@ -238,15 +239,13 @@ _CLAUSE = r"(?:that|which|who|whom|whose|when|while|if|because|until|before|afte
           r"it|he|she|they|we|you|there)"
 
 
-_JOINABLE = "|".join(sorted(_NOTE_VERBS | _ACTS, key=len, reverse=True))
-_FINITE_ANY = "|".join(sorted((a for a in _NOTE_VERBS | _ACTS if base_form(a) != a), key=len, reverse=True))
 
 
 def _joined_verb(m: re.Match[str]) -> str:
     """"and struggles" in a sentence of the patient's: "and struggle", unless another
     subject's verb ("my son gets tired and falls asleep") comes before it."""
     before = re.sub(rf"\bI(?:\s+{_ADVERBS})*\s+[a-z]+\b", " ", m.string[:m.start()])  # the patient's own verbs
-    if re.search(rf"\b(?:{_FINITE_ANY})\b", before, re.I):
+    if re.search(rf"\b(?:{_FINITE_ACTS})\b", before, re.I):
         return m.group(0)
     return f"{m.group(1)}{m.group(2)} {base_form(m.group(3))}"
 
@@ -283,7 +282,7 @@ def _coordinated(s: str) -> str:
         # a clause's word followed by more ("... that spreads"; "like this before and" is an adverb)
         if re.search(rf"\b(?:{_CLAUSE})\b(?!\s*$)|\b(?:{finite})\b", head, re.I) or len(between.split()) > 6:
             return m.group(0)
-        if not re.fullmatch(_EITHER, m.group(5), re.I) and re.search(r"\b[a-z]{2,}(?<!ss)(?<!us)(?<!is)s\b", between):
+        if not re.fullmatch(_EITHER, m.group(5), re.I) and re.search(rf"\b{_S_WORD}\b", between):
             return m.group(0)  # a verb known only by its object, after what may be another's ("the rash itches")
         if m.group(5).lower() in _AUX and re.search(rf"\b(?:{_CLAUSE}|whenever|once|as)\s*$", m.string[:m.start(1)], re.I):
             return m.group(0)  # "the pain worsens when I hold my son and is eased by ice": the pain is eased
