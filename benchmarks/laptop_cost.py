@@ -2,7 +2,11 @@
 and (``--before DIR``) another one, measured in one run, alternating, so the two share the
 machine's state.
 
-    .venv/bin/python benchmarks/laptop_cost.py [--before DIR] [--cases 3] [--shift-s 120]
+    .venv/bin/python benchmarks/laptop_cost.py [--before DIR [--before-site DIR]] [--cases 3] [--shift-s 120]
+
+``--before-site`` is a folder put first on the before checkout's ``PYTHONPATH``: another
+build of llama-cpp-python there (``pip install --no-deps --target DIR``, or a copy of a
+venv's ``site-packages/llama_cpp``) runs the before column on the build it had.
 
 Prints, per checkout:
 - peak RSS of ``medsim consult --cases demo --case demo-007 --llm local --max-turns 6``,
@@ -42,13 +46,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 CONSULT = ["consult", "--cases", "demo", "--case", "demo-007", "--llm", "local", "--max-turns", "6"]
+SITES: dict[Path, Path] = {}  # a checkout -> a folder first on its PYTHONPATH (--before-site)
 GREEDY = "".join(f"[roles.{r}]\ntemperature = 0.0\n" for r in ("doctor", "patient", "measurement", "judge"))
 
 
 def _run(tree: Path, argv: list[str], work: Path, timeout: float | None = None) -> tuple[float, float, str]:
     """(wall seconds, peak RSS in GB, stdout) of ``python argv`` with the tree's code and
     the tree's own prompt cache (under ``work``, empty at the start)."""
-    env = dict(os.environ, PYTHONPATH=str(tree), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
+    path = os.pathsep.join([*([str(SITES[tree])] if tree in SITES else []), str(tree)])
+    env = dict(os.environ, PYTHONPATH=path, SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
                MEDSIM_PROMPT_CACHE=str(work / "prompts" / tree.name))
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
@@ -93,7 +99,10 @@ elif what == "speeds":  # prompt and generation speed of the embedded model, 2 t
         if n >= 64:
             break
     gen = n / (time.perf_counter() - t0)
-    print("PROBE " + json.dumps({"prompt_tps": prompt, "gen_tps": gen}))
+    import llama_cpp, re
+    info = llama_cpp.llama_print_system_info().decode()
+    build = " ".join(m for m in re.findall(r"([A-Z0-9_]+) = 1", info) if m.startswith(("AVX512", "AMX")))
+    print("PROBE " + json.dumps({"prompt_tps": prompt, "gen_tps": gen, "build": build or "AVX2"}))
 '''
 
 
@@ -142,8 +151,14 @@ def main() -> None:
     ap.add_argument("--before", type=Path, default=None, help="a checkout of the code to compare with")
     ap.add_argument("--cases", type=int, default=3, help="demo cases for cases per hour")
     ap.add_argument("--shift-s", type=float, default=120.0, help="seconds of the headless shift for its peak RSS")
+    ap.add_argument("--before-site", type=Path, default=None,
+                    help="a folder first on the before checkout's PYTHONPATH (another llama-cpp-python build)")
     args = ap.parse_args()
     trees = [("after", HERE)] + ([("before", args.before.resolve())] if args.before else [])
+    if args.before_site:
+        if not args.before:
+            ap.error("--before-site needs --before")
+        SITES[args.before.resolve()] = args.before_site.resolve()
     work = Path(tempfile.mkdtemp(prefix="laptop-cost-"))
     res: dict[str, dict] = {label: {} for label, _ in trees}
     steps = [("speeds", lambda t: _probe(t, work, "speeds")), ("loads", lambda t: _probe(t, work, "loads")),
@@ -164,6 +179,7 @@ def main() -> None:
     def row(name, f):
         rows.append((name, [f(res[c]) for c in cols]))
 
+    row("llama.cpp build (beyond AVX2)", lambda r: r["speeds"].get("build", "?")[:26])
     row("prompt speed (tokens/s, measured)", lambda r: f"{r['speeds']['prompt_tps']:.1f}")
     row("generation speed (tokens/s, measured)", lambda r: f"{r['speeds']['gen_tps']:.1f}")
     row("peak RSS, consult (GB)", lambda r: f"{r['consult']['rss_gb']:.2f}")

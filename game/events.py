@@ -27,6 +27,7 @@ class ShiftHeader(Event):
     started: str | None = None  # UTC, ISO 8601
     cases_sha256: str | None = None
     model_sha256: dict = field(default_factory=dict)
+    llama_cpp_build: str | None = None  # the CPU features of an in-process model's llama.cpp
 
 
 @dataclass(frozen=True)

@@ -616,6 +616,7 @@ def write_html_report(out: Path, rows: Sequence[Mapping[str, Any]] | None = None
                    started=run.get("started") or header.get("started"), case_file=_case_file(run, header),
                    models=models or header.get("models") or {}, rescored_from=links_to is not None,
                    model_sha256=run.get("model_sha256") or header.get("model_sha256") or {},
+                   llama_cpp_build=run.get("llama_cpp_build") or header.get("llama_cpp_build"),
                    git_revision=run.get("git_revision") or header.get("git_revision"),
                    spec_json=json.dumps(spec, indent=2, ensure_ascii=False), summary=summary,
                    conditions=conditions, by_condition=by_condition, cond_table=cond_table, specialties=specialties,

@@ -10,6 +10,7 @@ import json
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from agents.llm.base import CallContext, GenerateParams, Message
@@ -210,6 +211,27 @@ def serial(smol):
     pool.close()
 
 
+def _first_logits(engine) -> list:
+    """Records the logits each request's first token is sampled from, in the order the
+    requests sample (a shim over the engine's sampler; nothing of its own state changes)."""
+    import llama_cpp
+    import numpy as np
+
+    seen: list = []
+    requests: list = []  # kept alive, so that an id is never reused
+    inner = engine._sample
+    n_vocab = llama_cpp.llama_vocab_n_tokens(engine._vocab)
+
+    def sample(s, idx, upto=None):  # noqa: ANN001, ANN202 - the engine's own signature
+        if not any(r is s.request for r in requests):
+            requests.append(s.request)
+            seen.append(np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(engine._ctx, idx), shape=(n_vocab,)).copy())
+        return inner(s, idx, upto)
+
+    engine._sample = sample
+    return seen
+
+
 def _engine(smol, *, share: bool, n_seq: int = 3):
     from agents.llm.batched import BatchedEngine
 
@@ -239,25 +261,34 @@ def _conversations(generate):
 def test_a_shared_system_prompt_is_copied_and_the_live_conversation_keeps_its_sequence(smol, serial):
     """Case B's first call shares case A's system prompt: it takes a free sequence and
     copies that prefix's KV cells from A's (the prefix is not evaluated), and A's next turn
-    still finds its conversation: every reply is the serial path's (a context per role).
+    still finds its conversation: A's replies are the serial path's (a context per role).
     Without sharing, the longest idle prefix wins: B takes A's sequence and A's next turn
     evaluates nearly all of it again (and, its logits computed in other chunks, may even
-    flip a near tie: with SmolLM2 it does, at the fourth word)."""
+    flip a near tie: with SmolLM2 it does, at the fourth word).
+
+    B's reply is held to the one B gets on A's own sequence (no copy: the same cells,
+    evaluated there), not to the serial path's: its suffix is evaluated over cells of
+    another stream, and a kernel's sums in another order move SmolLM2's near ties (the
+    AVX-512 build flips one at the seventh word; the AVX2 build does not)."""
     ref = _conversations(lambda m, who: serial.generate(m, P, CallContext(who, "ref")))
     runs = {}
     for share in (True, False):
         e = _engine(smol, share=share, n_seq=2)
+        firsts = _first_logits(e)
         try:
-            runs[share] = (_conversations(lambda m, who: e.generate(m, P)), e.copies, e.copied_tokens)
+            runs[share] = (_conversations(lambda m, who: e.generate(m, P)), e.copies, e.copied_tokens, firsts)
         finally:
             e.close()
-    (a1, a2, b, a3), copies, copied = runs[True]
-    assert [o.text for o in (a1, a2, b, a3)] == [o.text for o in ref]
+    (a1, a2, b, a3), copies, copied, firsts = runs[True]
+    assert [o.text for o in (a1, a2, a3)] == [o.text for o in (ref[0], ref[1], ref[3])]
     assert copies == 1 and copied >= MIN_SHARE
     assert b.prompt_tokens_evaluated == b.prompt_tokens - copied < b.prompt_tokens / 2
     assert a2.prompt_tokens_evaluated < a2.prompt_tokens / 4 and a3.prompt_tokens_evaluated < a3.prompt_tokens / 4
-    (_, _, b_off, a3_off), copies_off, _ = runs[False]
-    assert copies_off == 0 and b_off.text == b.text
+    (_, _, b_off, a3_off), copies_off, _, firsts_off = runs[False]
+    # the copied cells are the cells: B's first token is sampled from the very logits it
+    # gets on A's own sequence (its later tokens, decoded in another stream, may round
+    # otherwise: the AVX-512 build flips a near tie at the seventh word)
+    assert copies_off == 0 and np.array_equal(firsts[2], firsts_off[2])
     assert b_off.prompt_tokens_evaluated == b.prompt_tokens_evaluated  # it took A's sequence, sharing the same prefix
     assert a3_off.prompt_tokens_evaluated > a3_off.prompt_tokens / 2  # ... and A paid for it
 
@@ -265,15 +296,23 @@ def test_a_shared_system_prompt_is_copied_and_the_live_conversation_keeps_its_se
 @pytest.mark.llama
 def test_a_prefix_is_copied_from_a_sequence_that_is_generating(smol, serial):
     """The copy is made at the next decode, before that step writes the generating
-    sequence's new token: both replies are the serial ones."""
+    sequence's new token: the story is the serial one, and B's reply the one B gets on the
+    story's own sequence once the story is done (the same cells, not copied: see above)."""
     long = GenerateParams(temperature=0.0, max_tokens=64)
     story = [SYSTEM, Message("user", "Tell me your whole story, from this morning until now, in detail.")]
-    # fresh contexts (roles of their own): a serial reply after a cached prompt may differ
+    # a fresh context (a role of its own): a serial reply after a cached prompt may differ
     # too, its last token's logits computed in another chunk
     want_long = serial.generate(story, long, CallContext("story", "busy"))
-    want = serial.generate(CASE_B, P, CallContext("b-fresh", "busy")).text
+    alone = _engine(smol, share=False, n_seq=1)
+    want = _first_logits(alone)
+    try:
+        assert alone.generate(story, long).text == want_long.text
+        alone.generate(CASE_B, P)  # on the story's sequence: its prefix's cells, evaluated there
+    finally:
+        alone.close()
     assert want_long.completion_tokens > 8  # long enough to be generating when the second call comes
     e = _engine(smol, share=True, n_seq=2)
+    got = _first_logits(e)
     try:
         out: dict[str, object] = {}
         steps = e.steps
@@ -284,7 +323,7 @@ def test_a_prefix_is_copied_from_a_sequence_that_is_generating(smol, serial):
             time.sleep(0.002)
         b = e.generate(CASE_B, P)
         t.join()
-        assert b.text == want and out["long"].text == want_long.text
+        assert np.array_equal(got[1], want[1]) and out["long"].text == want_long.text
         assert e.copies == 1 and b.prompt_tokens_evaluated == b.prompt_tokens - e.copied_tokens
     finally:
         e.close()

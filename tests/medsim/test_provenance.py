@@ -1,5 +1,6 @@
 """What a run was started from, in every log header and in run.json: the command line,
-the start time, the case file's SHA-256 and each in-process model file's SHA-256."""
+the start time, the case file's SHA-256, each in-process model file's SHA-256 and the
+instruction sets of the llama.cpp that ran it."""
 import hashlib
 import json
 import os
@@ -9,7 +10,7 @@ from agents.cases.registry import resolve_case_path
 from agents.events import read_events
 from agents.llm import local_model
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
-from agents.provenance import file_sha256, model_hashes, run_provenance
+from agents.provenance import file_sha256, llama_cpp_build, model_hashes, run_provenance
 from medsim.cli import main
 
 
@@ -34,6 +35,7 @@ def test_every_header_and_run_json_carry_the_command_start_time_and_case_file_ha
         assert h["type"] == "header" and h["command"] == ["medsim", *argv]
         assert before <= _utc(h["started"]) <= after
         assert h["cases_sha256"] == demo and h["model_sha256"] == {}  # scripted: no model file
+        assert h["llama_cpp_build"] is None  # ... and no llama.cpp
         assert h["git_revision"] and "python" in h["packages"] and h["models"]["doctor"] == "scripted"
     run = json.loads((out / "run.json").read_text())
     assert run["command"] == ["medsim", *argv] and run["started"] == headers[0]["started"]
@@ -79,7 +81,8 @@ def test_model_files_are_hashed_once_per_file(tmp_path):
                           command=["medsim", "x"], started="2025-01-01T00:00:00Z")
     assert prov == {"command": ["medsim", "x"], "started": "2025-01-01T00:00:00Z",
                     "cases_sha256": _sha(resolve_case_path("demo")),
-                    "model_sha256": {"gguf:m,p": _sha(gguf), "gguf:m,p (projector)": _sha(proj)}}
+                    "model_sha256": {"gguf:m,p": _sha(gguf), "gguf:m,p (projector)": _sha(proj)},
+                    "llama_cpp_build": llama_cpp_build()}
 
 
 def test_the_embedded_model_takes_the_checksum_verified_when_it_was_assembled(tmp_path, monkeypatch):
