@@ -2,11 +2,14 @@
 builds of llama-cpp-python (this checkout's code on both sides), each in a process of its
 own, so every call is the same prompt on the same code and only the build differs.
 
-    .venv/bin/python benchmarks/cpu_build.py --build A=DIR --build B=DIR [LOG.jsonl ...] [--rounds 2]
+    .venv/bin/python benchmarks/cpu_build.py --build A=DIR --build B=DIR [--tree A=CHECKOUT] [LOG.jsonl ...] [--rounds 2]
 
 A build is a folder holding a ``llama_cpp`` package (``pip install --no-deps --target DIR
 llama-cpp-python==0.3.16`` with the build's ``CMAKE_ARGS``); ``venv`` names the one this
-interpreter imports. Without logs it first runs ``medsim consult --cases demo --case
+interpreter imports. ``--tree NAME=CHECKOUT`` replays that build's side with another
+checkout's code (an older medsim, whose ``LlamaCppLLM`` takes the same calls): the same
+prompts through the old code on the old build against this code on this build, which is
+"seconds per doctor call at identical greedy replies" across a change. Without logs it first runs ``medsim consult --cases demo --case
 demo-007 --llm local --max-turns 6`` greedy with the first build and replays its calls.
 
 Prints, per build: its instruction sets (``llama_print_system_info``), prompt and
@@ -62,14 +65,17 @@ for e in calls:
     o = llm.generate([Message(m["role"], m["content"]) for m in e["messages"]], params,
                      CallContext(e["role"], e.get("case_id") or "replay", e.get("turn", 0)))
     out["calls"].append({"role": e["role"], "s": o.latency_s, "text": o.text, "completion": o.completion_tokens,
-                         "evaluated": o.prompt_tokens_evaluated})
+                         "evaluated": getattr(o, "prompt_tokens_evaluated", None)})
     print(f"  {e['role']:<12}{o.latency_s:7.2f} s", file=sys.stderr, flush=True)
 print("RESULT " + json.dumps(out))
 '''
 
 
-def _env(site: str) -> dict[str, str]:
-    parts = [str(HERE)] if site == "venv" else [str(Path(site).resolve()), str(HERE)]
+TREES: dict[str, Path] = {}  # a build's name -> the checkout whose code replays it (--tree)
+
+
+def _env(site: str, tree: Path = HERE) -> dict[str, str]:
+    parts = [str(tree)] if site == "venv" else [str(Path(site).resolve()), str(tree)]
     return dict(os.environ, PYTHONPATH=os.pathsep.join(parts), MEDSIM_PROMPT_CACHE="off", HF_HUB_OFFLINE="1")
 
 
@@ -82,8 +88,9 @@ def _consult_log(site: str, work: Path) -> Path:
     return log
 
 
-def _replay(site: str, logs: list[Path]) -> dict:
-    p = subprocess.run([sys.executable, "-c", _CHILD, *map(str, logs)], cwd=HERE, env=_env(site),
+def _replay(name: str, site: str, logs: list[Path]) -> dict:
+    tree = TREES.get(name, HERE)
+    p = subprocess.run([sys.executable, "-c", _CHILD, *map(str, logs)], cwd=tree, env=_env(site, tree),
                        stdout=subprocess.PIPE, text=True)
     if p.returncode:
         raise SystemExit(f"the replay with {site} failed ({p.returncode})")
@@ -95,17 +102,24 @@ def main() -> None:
     ap.add_argument("logs", nargs="*", type=Path, help="event logs whose llm_call events are replayed")
     ap.add_argument("--build", action="append", required=True, metavar="NAME=DIR",
                     help="a build: a folder with a llama_cpp package, or 'venv' (twice)")
+    ap.add_argument("--tree", action="append", default=[], metavar="NAME=CHECKOUT",
+                    help="replay build NAME with this checkout's code (default: this one)")
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     builds = [tuple(b.split("=", 1)) for b in args.build]
     if len(builds) != 2 or any(len(b) != 2 for b in builds):
         ap.error("--build NAME=DIR, twice")
+    for t in args.tree:
+        name, _, tree = t.partition("=")
+        if name not in dict(builds) or not tree:
+            ap.error(f"--tree {t}: NAME=CHECKOUT, NAME one of the builds")
+        TREES[name] = Path(tree).resolve()
     logs = args.logs or [_consult_log(builds[0][1], Path(tempfile.mkdtemp(prefix="cpu-build-")))]
     runs: dict[str, list[dict]] = {name: [] for name, _ in builds}
     for r in range(args.rounds):
         for name, site in (builds if r % 2 == 0 else builds[::-1]):
             print(f"round {r + 1}: {name} ...", file=sys.stderr, flush=True)
-            runs[name].append(_replay(site, logs))
+            runs[name].append(_replay(name, site, logs))
     (a, _), (b, _) = builds
     best = {n: [min(run["calls"][i]["s"] for run in rs) for i in range(len(rs[0]["calls"]))] for n, rs in runs.items()}
     calls = {n: rs[0]["calls"] for n, rs in runs.items()}
@@ -114,7 +128,7 @@ def main() -> None:
     print(f"\n{len(calls[a])} calls from {', '.join(map(str, logs))}; embedded model, greedy, {os.cpu_count()} cores, "
           f"{args.rounds} rounds")
     for n, rs in runs.items():
-        print(f"{n}: {rs[0]['system']}")
+        print(f"{n}: {TREES.get(n, HERE)}; {rs[0]['system']}")
     w = 46
     print(f"\n{'':<{w}}{a:>14}{b:>14}{'ratio':>8}")
 
