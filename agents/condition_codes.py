@@ -11,6 +11,10 @@ disease]") and inclusion terms ("Peritonsillar abscess": "quinsy"), in a hierarc
 
 What it may say (:func:`relation`) is only ever positive: two names of one code are the
 same condition; a name whose code lies under the other's is a more specific form of it.
+A code's neighbours (below) are not its names, but they are classified under it, so a
+neighbour of a code strictly beneath another's is a more specific form of that other
+("Pernicious (congenital) anemia", a neighbour of D51.0, is a kind of D51 "Vitamin B12
+deficiency anemia"); it is never the same as its own code's title.
 It never says two names differ: conditions a doctor tells apart share a code or sit in
 sibling codes often enough (a classification groups for counting, not for diagnosis), and
 a name it does not hold says nothing. Measured on the judge's shipped pairs (issue 22):
@@ -93,26 +97,31 @@ class ConditionCodes:
         self.key = key
         self.path = path
         self._index: dict[str, frozenset[str]] | None = None
+        self._neighbours: dict[str, frozenset[str]] = {}
 
     def _build(self) -> dict[str, frozenset[str]]:
         path = self.path or data_file()
         index: dict[str, set[str]] = {}
+        neighbours: dict[str, set[str]] = {}
         if path is not None and path.is_file():  # no data file: no names, nothing said
             for code, title, terms in _entries(path):
                 names = [self.key(f) for f in _forms(title)]
                 said = {w for n in names for w in n.split()}
-                if not _OTHER.search(title):  # "Other specified ...": a list of conditions, not names of one
-                    for term in terms:
-                        for form in _forms(term):
-                            k = self.key(form)
-                            # another name shares no word with the title ("Quinsy" for "Peritonsillar
-                            # abscess"); one that does is a neighbour the code also counts
-                            # ("Peritonsillar cellulitis")
-                            if k and not set(k.split()) & said:
-                                names.append(k)
+                other = bool(_OTHER.search(title))  # "Other specified ...": a list of conditions, not names of one
+                for term in terms:
+                    for form in _forms(term):
+                        k = self.key(form)
+                        # another name shares no word with the title ("Quinsy" for "Peritonsillar
+                        # abscess"); one that does is a neighbour the code also counts
+                        # ("Peritonsillar cellulitis"), and so is every term of an "Other ..." code
+                        if k and not other and not set(k.split()) & said:
+                            names.append(k)
+                        elif k and k not in names:
+                            neighbours.setdefault(k, set()).add(code)
                 for k in names:
                     if k:
                         index.setdefault(k, set()).add(code)
+        self._neighbours = {k: frozenset(v) for k, v in neighbours.items()}
         return {k: frozenset(v) for k, v in index.items()}
 
     def codes(self, name: str) -> frozenset[str]:
@@ -122,16 +131,25 @@ class ConditionCodes:
         k = self.key(name)
         return self._index.get(k, frozenset()) if k else frozenset()
 
+    def neighbour_codes(self, name: str) -> frozenset[str]:
+        """The codes that count ``name`` among their conditions without it being one of
+        their names (an inclusion term sharing the title's words, a term of an "Other ..."
+        code)."""
+        if self._index is None:
+            self._index = self._build()
+        k = self.key(name)
+        return self._neighbours.get(k, frozenset()) if k else frozenset()
+
     def relation(self, diagnosis: str, truth: str) -> tuple[str, str, str] | None:
         """("same" | "more_specific", the diagnosis's code, the truth's code) when ICD-10-CM
         says so, else None (never a "different": see the module's docstring)."""
         mine, theirs = self.codes(diagnosis), self.codes(truth)
-        if not mine or not theirs:
+        if not theirs:
             return None
         shared = sorted(mine & theirs)
         if shared:
             return "same", shared[0], shared[0]
-        for a in sorted(mine):
+        for a in sorted(mine) + sorted(self.neighbour_codes(diagnosis) - mine):
             for b in sorted(theirs):
                 if a != b and a.startswith(b):  # ICD-10-CM codes nest by prefix: E05.00 under E05.0 under E05
                     return "more_specific", a, b

@@ -539,6 +539,33 @@ def _key_forms(truth: str) -> tuple[str, list[str]]:
     return main, aliases
 
 
+# what may follow a key's last word in a more specific form of it ("Migraine with aura",
+# "Meningitis due to ...", "Diabetes mellitus type 2", "Hepatitis C virus infection")
+_TRAILING_OK = {"of", "with", "without", "due", "to", "in", "on", "at", "from", "by", "and", "secondary", "caused",
+                "after", "following", "complicating", "involving", "affecting", "type", "stage", "grade", "class",
+                "virus", "disease", "syndrome", "form", "variant", "subtype", "exacerbation", "flare", "episode"}
+
+
+def _trailing_word(head: str, key_words: list[str]) -> str | None:
+    """A word written right after the key's last word, in the same phrase, that says
+    nothing of place, cause, side, acuity or type: English names a kind of a condition
+    before its noun ("pneumococcal pneumonia"), and a name that goes on past the noun is
+    often another condition ("bronchiolitis obliterans", "erythema multiforme" for
+    erythema): the judge decides those. A comma, a bracket or a colon ends the phrase
+    ("Pneumonia, community-acquired")."""
+    last = key_words[-1] if key_words else None
+    for part in re.split(r"[,;:()\[\]]", head):
+        words = _words(part)
+        if last not in words:
+            continue
+        i = len(words) - 1 - words[::-1].index(last)
+        after = words[i + 1] if i + 1 < len(words) else None
+        if after and after not in _TRAILING_OK and after not in _NON_SPECIFYING_CANON \
+                and not re.fullmatch(r"[a-z]|\d+|[ivx]+", after):
+            return after
+    return None
+
+
 def _satisfied(key: frozenset[str], words: frozenset[str]) -> bool:
     return all(k in words or _SATISFIES.get(k, set()) & words for k in key)
 
@@ -727,7 +754,7 @@ def _precheck(diagnosis: str | None, truth: str) -> Verdict:
             return Verdict(None, "precheck", "undecided", f"'{short}' names {items} conditions; needs the judge")
         blocked = _conflicts(key, hw, _BLOCKING)[0] or hw & _BLOCKERS or any(
             hw & _FALSE_FRIENDS_CANON.get(k, set()) for k in key) or "/" in dx or head_clause.unsure or any(
-            c.link in _UNSURE_LINKS and not c.negated for c in clauses)
+            c.link in _UNSURE_LINKS and not c.negated for c in clauses) or _trailing_word(head, key_words)
         if not blocked:
             return Verdict(True, "precheck", "more_specific",
                            f"'{head}' names '{truth}' (or a more specific form of it)")

@@ -66,6 +66,17 @@ def test_one_code_is_the_same_and_a_code_beneath_is_more_specific(small):
     assert small.relation("Graves' disease", "Hyperthyroidism") == ("more_specific", "E05.0", "E05")
 
 
+def test_a_neighbour_of_a_code_beneath_is_more_specific_and_never_the_same(small):
+    """An inclusion term sharing its title's words is a condition the code counts, not a
+    name of it: classified under the code's parents, so more specific than they are."""
+    assert small.neighbour_codes("Exophthalmic or toxic goiter") == {"E05.0"}
+    assert small.relation("Exophthalmic or toxic goiter", "Hyperthyroidism") == ("more_specific", "E05.0", "E05")
+    assert small.relation("Exophthalmic or toxic goiter", "Thyrotoxicosis with diffuse goiter") is None  # its own code's title
+    assert small.relation("Abscess of tonsil", "Peritonsillar abscess") is None  # a neighbour of J36, not J36
+    assert small.relation("Tanapox", "Other viral infections of skin") == ("more_specific", "B08.8", "B08")
+    assert small.relation("Hyperthyroidism", "Exophthalmic or toxic goiter") is None  # the other way is not said
+
+
 def test_it_never_says_two_names_differ_nor_that_one_is_broader(small):
     assert small.relation("Hyperthyroidism", "Graves disease") is None  # broader: not its to say
     assert small.relation("Thyrotoxicosis with toxic single thyroid nodule", "Graves disease") is None  # siblings
@@ -86,6 +97,7 @@ def test_no_data_file_means_no_names(tmp_path):
     ("Scarlatina", "Scarlet fever", "icd10cm_same"),
     ("Probably Athlete's foot", "Tinea pedis", "icd10cm_same"),  # a hedge is no obstacle
     ("Graves disease", "Hyperthyroidism", "icd10cm_more_specific"),
+    ("Pernicious anemia", "Vitamin B12 deficiency anemia", "icd10cm_more_specific"),  # a neighbour of D51.0
 ])
 def test_the_pre_check_names_icd_10_cm_beside_its_verdict(diagnosis, truth, rule):
     v = precheck(diagnosis, truth)
