@@ -96,10 +96,10 @@ class ConditionCodes:
     def __init__(self, key: Callable[[str], str], path: Path | None = None):
         self.key = key
         self.path = path
-        self._index: dict[str, frozenset[str]] | None = None
-        self._neighbours: dict[str, frozenset[str]] = {}
+        self._tables: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] | None = None
 
-    def _build(self) -> dict[str, frozenset[str]]:
+    def _build(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+        """(each name's codes, each neighbour's codes)."""
         path = self.path or data_file()
         index: dict[str, set[str]] = {}
         neighbours: dict[str, set[str]] = {}
@@ -121,24 +121,23 @@ class ConditionCodes:
                 for k in names:
                     if k:
                         index.setdefault(k, set()).add(code)
-        self._neighbours = {k: frozenset(v) for k, v in neighbours.items()}
-        return {k: frozenset(v) for k, v in index.items()}
+        return ({k: frozenset(v) for k, v in index.items()}, {k: frozenset(v) for k, v in neighbours.items()})
+
+    def _lookup(self, table: int, name: str) -> frozenset[str]:
+        if self._tables is None:
+            self._tables = self._build()
+        k = self.key(name)
+        return self._tables[table].get(k, frozenset()) if k else frozenset()
 
     def codes(self, name: str) -> frozenset[str]:
         """The codes whose title or inclusion term is ``name`` (after folding)."""
-        if self._index is None:
-            self._index = self._build()
-        k = self.key(name)
-        return self._index.get(k, frozenset()) if k else frozenset()
+        return self._lookup(0, name)
 
     def neighbour_codes(self, name: str) -> frozenset[str]:
         """The codes that count ``name`` among their conditions without it being one of
         their names (an inclusion term sharing the title's words, a term of an "Other ..."
         code)."""
-        if self._index is None:
-            self._index = self._build()
-        k = self.key(name)
-        return self._neighbours.get(k, frozenset()) if k else frozenset()
+        return self._lookup(1, name)
 
     def relation(self, diagnosis: str, truth: str) -> tuple[str, str, str] | None:
         """("same" | "more_specific", the diagnosis's code, the truth's code) when ICD-10-CM
