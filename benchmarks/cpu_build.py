@@ -32,11 +32,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from laptop_cost import SPEEDS  # the speed probe, beside this script
+
 HERE = Path(__file__).resolve().parents[1]
 GREEDY = "".join(f"[roles.{r}]\ntemperature = 0.0\n" for r in ("doctor", "patient", "measurement", "judge"))
 
-_CHILD = r'''
-import json, sys, time
+_CHILD = SPEEDS + r'''
+import json, sys
 import llama_cpp
 from agents.events import read_events
 from agents.llm.base import CallContext, GenerateParams, Message
@@ -44,18 +46,7 @@ from agents.llm.llamacpp import LlamaCppLLM, LlamaPool
 from agents.llm.local_model import embedded_model_path
 
 path = str(embedded_model_path().resolve())
-out = {"system": llama_cpp.llama_print_system_info().decode().strip(), "calls": []}
-probe = llama_cpp.Llama(model_path=path, n_ctx=2048, n_batch=256, n_threads=2, n_threads_batch=2, verbose=False)
-toks = probe.tokenize(("A 54-year-old man with two hours of chest pain radiating to the left arm. " * 40).encode())
-probe.eval(toks[:16]); probe.reset()
-t0 = time.perf_counter(); probe.eval(toks[:512]); out["prompt_tps"] = 512 / (time.perf_counter() - t0)
-n, t0 = 0, time.perf_counter()
-for _ in probe.generate(toks[:512], temp=0.0):
-    n += 1
-    if n >= 64:
-        break
-out["gen_tps"] = n / (time.perf_counter() - t0)
-del probe
+out = {"system": llama_cpp.llama_print_system_info().decode().strip(), "calls": [], **speeds(path)}
 llm = LlamaCppLLM(path, LlamaPool(), label="local")
 calls = [e for f in sys.argv[1:] for e in read_events(f) if e.get("type") == "llm_call"]
 for e in calls:

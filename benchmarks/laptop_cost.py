@@ -73,7 +73,26 @@ def _run(tree: Path, argv: list[str], work: Path, timeout: float | None = None) 
     return wall, ru.ru_maxrss / 1024 / 1024, text
 
 
-_PROBE = r'''
+# prompt and generation speed of the embedded model, 2 threads, one context: a function
+# for a child process's code (this script's probe, benchmarks/cpu_build.py's replay)
+SPEEDS = r'''
+def speeds(path):
+    import time
+    from llama_cpp import Llama
+    llm = Llama(model_path=path, n_ctx=2048, n_batch=256, n_threads=2, n_threads_batch=2, verbose=False)
+    toks = llm.tokenize(("A 54-year-old man with two hours of chest pain radiating to the left arm. " * 40).encode())
+    llm.eval(toks[:16])  # warm
+    llm.reset()
+    t0 = time.perf_counter(); llm.eval(toks[:512]); prompt = 512 / (time.perf_counter() - t0)
+    n, t0 = 0, time.perf_counter()
+    for tok in llm.generate(toks[:512], temp=0.0):
+        n += 1
+        if n >= 64:
+            break
+    return {"prompt_tps": prompt, "gen_tps": n / (time.perf_counter() - t0)}
+'''
+
+_PROBE = SPEEDS + r'''
 import json, sys, time
 from agents.llm.local_model import embedded_model_path
 from agents.llm.llamacpp import LlamaPool
@@ -86,23 +105,12 @@ if what == "loads":
         t0 = time.perf_counter(); pool.context(path, role, 0); out[role] = time.perf_counter() - t0
     pool.close()
     print("PROBE " + json.dumps(out))
-elif what == "speeds":  # prompt and generation speed of the embedded model, 2 threads, one context
-    from llama_cpp import Llama
-    llm = Llama(model_path=path, n_ctx=2048, n_batch=256, n_threads=2, n_threads_batch=2, verbose=False)
-    toks = llm.tokenize(("A 54-year-old man with two hours of chest pain radiating to the left arm. " * 40).encode())
-    llm.eval(toks[:16])  # warm
-    llm.reset()
-    t0 = time.perf_counter(); llm.eval(toks[:512]); prompt = 512 / (time.perf_counter() - t0)
-    n, t0 = 0, time.perf_counter()
-    for tok in llm.generate(toks[:512], temp=0.0):
-        n += 1
-        if n >= 64:
-            break
-    gen = n / (time.perf_counter() - t0)
-    import llama_cpp, re
+elif what == "speeds":
+    out = speeds(path)
+    import llama_cpp, re  # the checkout's own medsim may not name its build (agents.provenance)
     info = llama_cpp.llama_print_system_info().decode()
-    build = " ".join(m for m in re.findall(r"([A-Z0-9_]+) = 1", info) if m.startswith(("AVX512", "AMX")))
-    print("PROBE " + json.dumps({"prompt_tps": prompt, "gen_tps": gen, "build": build or "AVX2"}))
+    out["build"] = " ".join(m for m in re.findall(r"([A-Z0-9_]+) = 1", info) if m.startswith(("AVX512", "AMX"))) or "AVX2"
+    print("PROBE " + json.dumps(out))
 '''
 
 
