@@ -24,10 +24,21 @@ _AS_CARER = re.compile(r"\b(?:i'?m|i\s+am)\s+here\s+to\s+(?:help|assist)\b|\bhow
                        r"\bi\s+(?:can|will)\s+help\s+you\s+with\s+your\b", re.IGNORECASE)
 
 
-# the grounded patient's instruction said back ("You have not noticed any information on ...")
+# the grounded patient's instruction said back ("You have not noticed any information on ..."),
+# or spoken of: the facts it is given with each question are its memory, not a document it
+# reads from ("The fact given brings me in today: ...", "According to the information provided, ...")
 _PATIENT_ECHO = re.compile(r"^\W*you\s+(?:have\s+not|haven'?t|do\s+not|don'?t)\s+(?:noticed|know)\b|\bsay\s+(?:that\s+)?you\s+"
-                           r"(?:have\s+not|haven'?t|do\s+not|don'?t)\b|\bwhat\s+you\s+know\s+that\s+answers\b",
+                           r"(?:have\s+not|haven'?t|do\s+not|don'?t)\b|\bwhat\s+you\s+know\s+that\s+answers\b|"
+                           r"\b(?:the|these|those|my)\s+(?:facts?|information|details|notes|records?)\s+(?:i\s+(?:was|am|have\s+been)\s+)?"
+                           r"(?:given|provided|listed|supplied|above|below|you\s+gave)\b|"
+                           r"\b(?:according\s+to|based\s+on|as\s+(?:stated|given|listed)\s+in)\s+the\s+"
+                           r"(?:facts?|information|details|notes|records?)\b",
                            re.IGNORECASE)
+
+# a patient (or a parent) speaking of the patient as the doctor would, to the family ("Your baby
+# has been very fussy", "your son's fever"): the patient's side says "my", never "your"
+_AS_OTHER_SIDE = re.compile(r"\byour\s+(?:baby|babies|child|children|son|daughter|infant|newborn|toddler|boy|girl|kid|"
+                            r"little\s+one)\b", re.IGNORECASE)
 
 
 def normalise_line(text: str) -> str:
@@ -60,7 +71,7 @@ def check_reply(role: str, text: str, previous: Sequence[str], incoming: str) ->
         if (len(question) > 15 and norm.startswith(question)) or _PATIENT_ECHO.search(t):
             return "echo"
     if role == "patient" and (re.match(r"^\s*(what brings you|how can i help|can you tell me more about your)", t, re.IGNORECASE)
-                              or _AS_CARER.search(t)):
+                              or _AS_CARER.search(t) or _AS_OTHER_SIDE.search(t)):
         return "role_break"
     if role == "doctor" and (norm.startswith("action diagnose") or "diagnosis ready" in norm):
         # restating one's diagnosis (told it came too early, the doctor gives it again) is

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from agents.cases.model import Case, flatten
+from agents.condition_names import names_a_medicine
 from agents.suites.negation import concepts, stem
 
 __all__ = ["Fact", "CaseFacts", "case_facts", "canon", "claim_concepts", "located_concepts", "LAY", "FILLER", "SECTIONS",
@@ -186,6 +187,9 @@ def _walk(value: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...],
     return [] if value is None else [(path, str(value))]
 
 
+MEDICINE = canon("medicine")
+_MEDICINES_KEY = re.compile(r"medication|medicine|drug|prescription", re.I)  # a case's list of what the patient takes
+_WORDS = re.compile(r"[A-Za-z]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?!\w|[.,]\d)")
 _LONG_WORD = re.compile(r"[A-Za-z]{8,}")
 _INFANT = re.compile(r"\b(?:\d+[- ](?:day|week|month)s?[- ]old|newborn|neonate|neonatal|infant|baby|toddler)\b", re.I)
@@ -226,10 +230,13 @@ def case_facts(case: Case) -> CaseFacts:
                                                          if p[:1] != ("Demographics",)]
     for path, text in items:
         section = _section(path)
+        listed = bool(path) and bool(_MEDICINES_KEY.search(path[-1]))
         for sent in _sentences(text):
             cs = claim_concepts(sent)
             pos = frozenset(c for c, n in cs if not n)
             neg = frozenset(c for c, n in cs if n)
+            if MEDICINE not in neg and (listed and pos or any(names_a_medicine(w) for w in _WORDS.findall(sent))):
+                pos |= {MEDICINE}  # "She has been on natalizumab": a medicine, which "any medicines?" asks about
             facts.append(Fact(len(facts), section, sent, pos, neg))
     asserted = frozenset().union(*(f.asserted for f in facts)) if facts else frozenset()
     denied = frozenset().union(*(f.denied for f in facts)) if facts else frozenset()

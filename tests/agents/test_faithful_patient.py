@@ -3,6 +3,7 @@ facts that answer each question, a guard that asks again a reply contradicting t
 in the third person, naming the diagnosis or inventing, the facts themselves when the
 retries are spent, and a caregiver who answers for an infant."""
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -318,3 +319,26 @@ def test_a_measured_value_the_case_does_not_give_is_invented(demo):
     case = demo["demo-007"]
     assert check_patient(case, "What is your temperature?", "My temperature is 98.6°F.").claim_verdict == "unsupported"
     assert check_patient(case, "What is your temperature?", "I feel feverish.").claim_verdict == "supported"
+
+
+@pytest.mark.parametrize("pmh", [
+    {},  # the medicine in the history, known by its name's stem
+    {"Past_Medical_History": {"Conditions": "Crohn disease", "Medications": ["Mesalamine"]}},  # a list of medicines
+])
+def test_a_medicine_named_in_the_case_answers_a_question_about_medicines(pmh):
+    # seen: "Yes, I have Crohn disease ..., and I take natalizumab" rejected as invented (no fact
+    # held 'medicine'), then "No medical conditions, ..." accepted; a medicine's name is one
+    history = "It began a week ago." if pmh else "She has been on natalizumab for the past year."
+    case = Case(id="med-1", source="test", objective="Evaluate new unsteadiness.", demographics="35-year-old woman",
+                diagnosis="Progressive multifocal leukoencephalopathy",
+                patient={"Demographics": "35-year-old woman", "History": history,
+                         "Symptoms": {"Primary_Symptom": "Unsteady walking"}, **pmh},
+                exam={}, tests={})
+    q = "Do you take any medicines?"
+    assert check_patient(case, q, "Yes.").claim_verdict == "supported"
+    assert check_patient(case, q, "I don't take any medicines.").claim_verdict == "contradicted"
+    # a case that names no medicine: the same denial is what the case allows, and "Yes" is invented
+    plain = replace(case, patient={"Demographics": "35-year-old woman", "History": "It began a week ago.",
+                                   "Symptoms": {"Primary_Symptom": "Unsteady walking"}})
+    assert check_patient(plain, q, "I don't take any medicines.").claim_verdict == "supported"
+    assert check_patient(plain, q, "Yes.").claim_verdict == "unsupported"

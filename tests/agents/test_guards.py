@@ -16,6 +16,14 @@ from tests.helpers import Script, consult, of, roles
     ("patient", "As an AI, I don't have symptoms.", [], "Any pain?", "refusal"),
     ("patient", "My chest hurts.\nDoctor: How long?\nPatient: Two days.", [], "Any pain?", "role_break"),
     ("patient", "What brings you in today?", [], "Hello", "role_break"),
+    # a parent speaking of the child as the doctor would (seen: "Your baby has been very fussy")
+    ("patient", "Your daughter has had a rash since Monday.", [], "What brings you in?", "role_break"),
+    ("patient", "My son has a fever; your nurse took it.", [], "What brings you in?", None),
+    # the patient speaking of the facts it is given as a document (seen: "The fact given brings me in today")
+    ("patient", "The fact given brings me in today: my main problem is double vision.", [], "What brings you in?", "echo"),
+    ("patient", "According to the information provided, I have had a cough.", [], "Any cough?", "echo"),
+    ("patient", "Based on the details listed, it started on Monday.", [], "When?", "echo"),
+    ("patient", "I told my boss the facts about my back.", [], "What work do you do?", None),
     ("doctor", "How long?\nPatient: two days", [], "Patient: it hurts", "role_break"),
     ("doctor", "Not yet: you have asked 1 question(s) or test(s) so far.", [], "Not yet: you have asked 1", "echo"),
     ("doctor", "When did the pain start exactly?", ["When did the pain start exactly?"], "x", "loop"),
