@@ -41,6 +41,17 @@ _AS_OTHER_SIDE = re.compile(r"\byour\s+(?:baby|babies|child|children|son|daughte
                             r"little\s+one)\b", re.IGNORECASE)
 
 
+# a patient describing itself as "you", its instruction's words ("You are a 55-year-old male")
+# said back as its own: "You are a smoker, drink alcohol socially, and work in construction"
+_SELF_AS_YOU = re.compile(r"^\W*you\s*(?:(?:are|'re|were)\s+(?:a|an|not|\d+)|smoke|drink|work|take|deny|denied|report|"
+                          r"reported)\b", re.IGNORECASE)
+
+
+def _self_as_you(text: str) -> bool:
+    """A statement (not a question) that opens with the patient as "you" (:data:`_SELF_AS_YOU`)."""
+    return any(_SELF_AS_YOU.match(s) and not s.rstrip().endswith("?") for s in re.findall(r"[^.!?;]+[.!?;]*", text))
+
+
 def normalise_line(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -70,6 +81,8 @@ def check_reply(role: str, text: str, previous: Sequence[str], incoming: str) ->
         question = normalise_line(incoming.split("\n", 1)[0])
         if (len(question) > 15 and norm.startswith(question)) or _PATIENT_ECHO.search(t):
             return "echo"
+        if _self_as_you(t):
+            return "second_person"
     if role == "patient" and (re.match(r"^\s*(what brings you|how can i help|can you tell me more about your)", t, re.IGNORECASE)
                               or _AS_CARER.search(t) or _AS_OTHER_SIDE.search(t)):
         return "role_break"
@@ -101,6 +114,7 @@ CORRECTIONS = {
         "role_break": "(Speak only as the patient, in the first person. Do not write the doctor's lines and do not ask the doctor questions.)",
         "loop": "(You already said that. Answer this question with different details from what you know.)",
         "echo": "(Answer the question in your own words.)",
+        "second_person": '(Speak as yourself: say "I" and "my" about yourself, never "you".)',
     },
     "measurement": {
         "empty": "(Reply with the result, as RESULTS: ...)",

@@ -81,7 +81,14 @@ FILLER = frozenset((
     "there's he's she's they're we're what's get gets got getting have had has having let available provided "
     "known unknown noted reported recorded documented awful terrible horrible dreadful completely totally "
     "absolutely present scared frightened afraid upset before one two three four five six seven eight nine ten "
-    "eleven twelve fifteen twenty thirty forty fifty sixty hundred dozen few couple several").split())
+    "eleven twelve fifteen twenty thirty forty fifty sixty hundred dozen few couple several "
+    # connectives, hedges and talk about the visit: how a patient joins and softens what the
+    # facts say, not a claim ("I came in today because ...", "Additionally, ...", "about a month")
+    "because additionally approximately roughly nearly almost although though however furthermore moreover "
+    "besides basically honestly especially mainly mostly generally anyway whatever whenever wherever whether "
+    "while whose within upon across along through during unless except include includes including plus too "
+    "already exactly sometimes appointment visit reason decided explain explained mention mentioned discuss "
+    "discussed").split())
 _FILLER_STEMS = frozenset(stem(w) for w in FILLER)
 
 SECTIONS = ("demographics", "complaint", "history", "symptoms", "pmh", "social", "family", "ros", "other")

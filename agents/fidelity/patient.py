@@ -74,7 +74,8 @@ class PatientCheck:
 
 # -- claims ---------------------------------------------------------------------------------
 _SENTENCE = re.compile(r"(?<!\d)[.!?;](?!\d)|\n|\s+but\s+|,\s*(?:and\s+)?(?:though|although|however)\s+", re.I)
-_YES = re.compile(r"^\s*(?:yes|yeah|yep|yup|correct|right|i\s+do|i\s+have|i\s+am|it\s+does|it\s+is|sure)\b", re.I)
+_YES = re.compile(r"^\s*(?:yes|yeah|yep|yup|correct|right|i\s+do|i\s+have|i\s+am|it\s+does|it\s+is|sure)\b"
+                  r"(?!\s*(?:n'?t|not|no|never|none|nothing)\b)", re.I)  # "I have no ..." is no "yes"
 _NO = re.compile(r"^\s*(?:no|nope|not\s+really|not\s+at\s+all|never|i\s+don'?t|i\s+do\s+not|i\s+haven'?t|"
                  r"i\s+have\s+not|i'?m\s+not|it\s+doesn'?t|none)\b", re.I)
 _CLOSED_QUESTION = re.compile(r"^\s*(?:\w+,\s*)?(?:do|does|did|have|has|had|are|is|was|were|can|could|any|ever|"
@@ -89,8 +90,8 @@ _EXCEPT = re.compile(r"\b(?:other|else|apart|except|besides|otherwise|than|anymo
 # a denial about another time or thing ("never had pain like this before") does not deny the complaint
 _ELSEWHEN = re.compile(r"\b(?:like\s+this|before|previous(?:ly)?|in\s+the\s+past|ever|other|else|until|prior|"
                        r"anymore|any\s+more|since)\b", re.I)
-_PMH_NONE = re.compile(r"\b(?:no|not\s+any|don'?t\s+have\s+any)\s+(?:significant\s+|other\s+|known\s+|major\s+|past\s+)?"
-                       r"(?:medical|health)\s+(?:problems|conditions|history|issues)|\b(?:don'?t|do\s+not)\s+take\s+any\s+"
+_PMH_NONE = re.compile(r"\b(?:no|not\s+any|don'?t\s+have\s+any)\s+(?:(?:significant|other|known|major|past|previous|prior|"
+                       r"serious|relevant|notable|real)\s+)*(?:medical|health)\s+(?:problems|conditions|history|issues)|\b(?:don'?t|do\s+not)\s+take\s+any\s+"
                        r"(?:regular\s+)?(?:medicines|medications|tablets|pills)|\bno\s+(?:regular\s+)?medications\b", re.I)
 
 

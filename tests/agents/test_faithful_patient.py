@@ -342,3 +342,44 @@ def test_a_medicine_named_in_the_case_answers_a_question_about_medicines(pmh):
                                    "Symptoms": {"Primary_Symptom": "Unsteady walking"}})
     assert check_patient(plain, q, "I don't take any medicines.").claim_verdict == "supported"
     assert check_patient(plain, q, "Yes.").claim_verdict == "unsupported"
+
+
+@pytest.mark.parametrize("frame", ["I came in today because {}", "Additionally, {}", "Well, basically, {}",
+                                   "Honestly, especially lately, {}"])
+def test_a_fact_said_with_a_connective_is_still_the_fact(frame):
+    """Over every shipped (and AgentClinic) case: a voiced fact joined or softened as people
+    talk is what the case says (seen: "I came in today because I've been experiencing
+    fatigue, ..." rejected as invented for "because", then the patient, told to say only
+    the facts, spoke of "the fact given in the question" for four turns); a fact the
+    check already doubts on its own is left out."""
+    bad, n = [], 0
+    for case in _all_cases():
+        for f in voiced_facts(case):
+            if f.section == "demographics" or check_patient(case, "Tell me more.", f.text).claim_verdict in (
+                    "unsupported", "contradicted"):
+                continue
+            n += 1
+            said = frame.format(f.text[0].lower() + f.text[1:])
+            got = check_patient(case, "Tell me more.", said)
+            if got.claim_verdict in ("unsupported", "contradicted"):
+                bad.append((case.id, said, [c.why for c in got.claims if c.verdict == got.claim_verdict]))
+    assert n > 100
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("reply", ["I have no significant past medical history.", "No significant past medical history.",
+                                   "I don't have any serious previous medical problems."])
+def test_no_past_history_is_what_a_case_without_one_says(reply):
+    # seen: "I have no significant past medical history." read as "I have" (a yes) plus an
+    # unknown 'medicine', and rejected as invented, in a case whose history is "No significant
+    # past medical history"
+    case = Case(id="pmh-1", source="test", objective="Evaluate double vision.", demographics="35-year-old woman",
+                diagnosis="Myasthenia gravis",
+                patient={"Demographics": "35-year-old woman", "History": "Double vision for a month.",
+                         "Past_Medical_History": "No significant past medical history."}, exam={}, tests={})
+    assert check_patient(case, "Do you have any medical conditions, or take any medicines?",
+                         reply).claim_verdict == "supported"
+    ill = replace(case, patient={**case.patient, "Past_Medical_History": "Type 2 diabetes."})
+    assert check_patient(ill, "Do you have any medical conditions?", "Yes, I have diabetes.").claim_verdict == "supported"
+    # however many words qualify it, a denial of any past history is never what such a case supports
+    assert check_patient(ill, "Do you have any medical conditions?", reply).claim_verdict != "supported"

@@ -24,6 +24,13 @@ from tests.helpers import Script, consult, of, roles
     ("patient", "According to the information provided, I have had a cough.", [], "Any cough?", "echo"),
     ("patient", "Based on the details listed, it started on Monday.", [], "When?", "echo"),
     ("patient", "I told my boss the facts about my back.", [], "What work do you do?", None),
+    # the patient describing itself as "you", as its instruction does (seen: "You are a smoker, drink
+    # alcohol socially, and work in a construction company")
+    ("patient", "You are a smoker, drink alcohol socially, and work in construction.", [], "Do you smoke?",
+     "second_person"),
+    ("patient", "I stopped last year. You smoke every day?", [], "Do you smoke?", None),
+    ("patient", "No. You work in a lab, so you know.", [], "What work do you do?", "second_person"),
+    ("patient", "You have to help me, doctor, the pain is awful.", [], "How bad is it?", None),
     ("doctor", "How long?\nPatient: two days", [], "Patient: it hurts", "role_break"),
     ("doctor", "Not yet: you have asked 1 question(s) or test(s) so far.", [], "Not yet: you have asked 1", "echo"),
     ("doctor", "When did the pain start exactly?", ["When did the pain start exactly?"], "x", "loop"),
