@@ -37,7 +37,10 @@ the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is d
 5. **It stops** when the differential is settled (the same leading condition in the last
    ``agree`` updates, at least ``settle`` confident and ``margin`` ahead of the next, once
    ``min_items`` things have been learned and the protocol accepts a diagnosis: a small
-   model's confidence alone is near 0.9 whatever the case) or on the last turn.
+   model's confidence alone is near 0.9 whatever the case, and the update does not ask for a
+   test not yet done: a doctor that still wants a test to tell its leaders apart has not
+   settled) or on the last turn. No test is ordered whose result it already holds (a part
+   of the examination named as a test: "Cranial nerves", "Blood pressure").
 
 It is an :class:`LLMDoctor` (structured mode), so the wrappers and the world treat it as
 one: its history holds each turn's message and its JSON action, and the record is read
@@ -285,6 +288,17 @@ class FocusedDoctor(LLMDoctor):
         and medicines ("" when not asked)."""
         return " ".join(x.answer for x in self.learned() if x.kind == "patient" and x.asked == CHECKLIST[3])
 
+    def has_result(self, test: str) -> bool:
+        """Whether a result named ``test`` is in what the technician has returned already
+        ("Cranial nerves" after the examination's "Neurological Examination > Cranial
+        Nerves: ...", "Blood pressure" after the vital signs'): ordering it again would
+        bring the same line back."""
+        name = " ".join(test.split()).strip(" .;,")
+        if len(name) < 3:
+            return False
+        label = re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"\s*:", re.IGNORECASE)
+        return any(x.kind in ("exam", "test") and label.search(x.answer) for x in self.learned())
+
     def _asked(self) -> tuple[set[str], set[str]]:
         """The questions asked and the orders made (each order, and each test of an order
         of several), normalised."""
@@ -366,7 +380,8 @@ class FocusedDoctor(LLMDoctor):
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
         asked, ordered = self._asked()
         again = a is not None and a.kind == "test" and (
-            _test_key(a.text) in {_test_key(o) for o in ordered} or is_whole_examination(a.text) and _examined(ordered))
+            _test_key(a.text) in {_test_key(o) for o in ordered} or is_whole_examination(a.text) and _examined(ordered)
+            or self.has_result(a.text))
         if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or again or a.kind == "diagnose":
             return self._next_from_checklist(asked, ordered)
         return replace(a, rule=f"focused:{a.rule}")
@@ -395,7 +410,8 @@ class FocusedDoctor(LLMDoctor):
                  for it in (items if isinstance(items, list) else []) if isinstance(it, dict)]
         tests, seen = [], {_test_key(t) for t in ordered}
         for t in named:
-            if t and _test_key(t) not in seen and not is_examination(t):  # the examination is done already
+            # the examination is done already, and a part of it (or of a test) returned is not asked again
+            if t and _test_key(t) not in seen and not is_examination(t) and not self.has_result(t):
                 seen.add(_test_key(t))
                 tests.append(t.replace(";", ","))
         if not tests:
@@ -437,7 +453,11 @@ class FocusedDoctor(LLMDoctor):
             action = work
         else:
             nxt = self._update(obs)
-            if self._settled(obs) or (nxt is None and obs.may_diagnose):
+            # a leader held with confidence is not settled while the doctor itself still asks for a
+            # test it has not done to tell it from the next (seen: an MRI brain asked for, then a
+            # diagnosis of multiple sclerosis instead; the MRI held the answer)
+            wants_test = nxt is not None and nxt.kind == "test" and nxt.rule.startswith("focused:")
+            if (self._settled(obs) and not wants_test) or (nxt is None and obs.may_diagnose):
                 action = self._diagnose(obs)
             else:
                 action = nxt or DoctorAction("ask", "Is there anything else you think I should know?",

@@ -287,3 +287,28 @@ def test_the_running_differential_keeps_its_names_short_and_leaves_tokens_for_it
         worst = schema["properties"]["differential"]["maxItems"] * (name["maxLength"] + 40) // 4
         assert worst + 40 <= FocusedConfig().update_tokens + (40 if "next" not in schema["properties"] else 0)
     assert final_schema(5)["properties"]["differential"]["items"]["properties"]["diagnosis"]["maxLength"] >= 80
+
+
+def test_a_confident_leader_is_not_settled_while_the_doctor_asks_for_a_test_it_has_not_done(case):
+    # seen: the same confident leader twice, the update asking for an MRI brain, and a diagnosis
+    # made instead of the MRI (which held the answer)
+    doc = Doctor(confidences=(95, 10), nxt={"action": "order_test", "test": "Chest X-ray"})
+    _, events = run(case, doc, max_turns=12)
+    asked = [r for r in of(events, "route") if r["route"] == "measurement" and r["rule"].startswith("focused:")]
+    assert [r["extracted"] for r in asked] == ["Chest X-ray"]
+    # the next update asks for it again (done): nothing new, so the settled leader stands, early
+    diagnosis = of(events, "diagnosis")[0]
+    assert asked[0]["turn"] < diagnosis["turn"] < 12
+
+
+def test_a_part_of_a_result_already_returned_is_not_ordered_again(case):
+    # seen: a work-up ordering "Cranial Nerves; Motor Strength; Reflexes" after the examination
+    # returned "Neurological Examination > Cranial Nerves: ..." and the rest
+    part = _exam_findings(case)[0].split(": ", 1)[0].split(" > ")[-1]
+    doc = Doctor(tests=(part, "12-lead ECG"))
+    _, events = run(case, doc, max_turns=10)
+    workup = [r["extracted"] for r in of(events, "route") if r["rule"] == "focused_workup"]
+    assert workup == ["12-lead ECG"]
+    # nor chosen by an update: the checklist's next item is asked instead
+    _, again = run(case, Doctor(nxt={"action": "order_test", "test": part}), max_turns=10)
+    assert not [r for r in of(again, "route") if r["rule"].startswith("focused:") and r["extracted"] == part]
