@@ -33,6 +33,7 @@ import re
 from agents.catalogue import CATALOGUE
 from agents.guards import normalise_line
 from agents.judge import not_a_diagnosis, strip_hedges, strip_lead_in
+from agents.medicines import names_a_medicine
 
 __all__ = ["not_a_condition_name", "no_condition", "symptom_or_finding", "names_a_test", "names_a_medicine", "SYMPTOM_HEADS", "SITE_WORDS",
            "FINDING_ADJECTIVES"]
@@ -156,21 +157,6 @@ def names_a_test(text: str) -> bool:
     if normalise_line(text) in _CATALOGUE_NAMES:
         return True
     return bool(_TEST_HEAD.search(text.strip())) and not _CONDITION_WORD.search(text)
-
-
-# the endings of medicines' names (international nonproprietary names' stems): one such word
-# is a medicine the patient takes, not a condition ("Natalizumab", "Metformin")
-_MEDICINE = re.compile(
-    r"^[a-z]{3,}(mab|nib|pril|sartan|olol|statin|cillin|mycin|floxacin|cycline|prazole|tidine|dipine|parin|"
-    r"xaban|gatran|triptan|profen|oxetine|azepam|azolam|formin|glitazone|gliptin|gliflozin|semide|thiazide|"
-    r"olone|vudine|ciclovir|clovir|navir|tegravir|buvir)$", re.IGNORECASE)
-
-
-def names_a_medicine(text: str) -> bool:
-    """One word that is a medicine's name by its stem ("Natalizumab", "Ramipril",
-    "Metformin"), not a condition (a condition caused by one names more: "Natalizumab-
-    associated PML")."""
-    return bool(_MEDICINE.match(text.strip(" .")))
 
 
 def not_a_condition_name(text: str) -> bool:

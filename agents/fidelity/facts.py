@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from agents.cases.model import Case, flatten
-from agents.condition_names import names_a_medicine
+from agents.medicines import names_a_medicine
 from agents.suites.negation import concepts, stem
 
 __all__ = ["Fact", "CaseFacts", "case_facts", "canon", "claim_concepts", "located_concepts", "LAY", "FILLER", "SECTIONS",

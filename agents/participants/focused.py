@@ -18,7 +18,9 @@ the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is d
    leading conditions (up to ``workup``), each with the one test that would best confirm
    it; those tests go to the technician as one order ("MRI brain; Acetylcholine receptor
    antibodies"), each answered (:class:`~agents.participants.wrappers.Hinted`), priced and
-   scored as a test of its own (:func:`agents.orders.order_tests`). Measured before it: the
+   scored as a test of its own (:func:`agents.orders.order_tests`), with the tests of the
+   order sets of the complaint (:mod:`agents.order_sets`: the imaging of the part that
+   hurts, which the model seldom names). Measured before it: the
    update below, one test a turn, left ~1.5 tests a case after the history.
 3. **A running differential in its own state**: each later turn is one call that reads
    what it has learned so far (a record, not the dialogue) and returns its leading
@@ -64,6 +66,7 @@ from agents.suites.negation import about_someone_else
 from agents.judge import normalise
 from agents.llm.base import CallContext, GenerateParams, Message
 from agents.llm.calls import generate_logged
+from agents.order_sets import order_set_tests
 from agents.orders import is_examination, is_whole_examination, order_tests, test_name
 from agents.participants.base import Observation, Turn
 from agents.participants.llm import LLMDoctor, addressed
@@ -226,6 +229,7 @@ class FocusedConfig:
     examine: bool = True  # order the physical examination after them (where there is a technician)
     first_line: tuple[str, ...] = FIRST_LINE  # then these tests, one order (where there is a technician; (): none)
     workup: int = 4  # then one order of the tests that would confirm each of its leading conditions, up to this many (0: none)
+    order_sets: int = 2  # ... with the tests of this many order sets of the complaint (agents.order_sets; 0: none)
     settle: float = 0.8  # the leading condition's confidence that settles the differential
     margin: float = 0.3  # ... and how far ahead of the next it must be
     agree: int = 2  # ... in this many updates in a row naming the same leader
@@ -408,6 +412,9 @@ class FocusedDoctor(LLMDoctor):
         items = obj.get("differential") if isinstance(obj, dict) else None
         named = [" ".join(str(it.get("test") or "").split()).strip(" .;,")
                  for it in (items if isinstance(items, list) else []) if isinstance(it, dict)]
+        complaint = [case.objective, *(x.answer for x in self.learned()
+                                       if x.kind == "patient" and x.asked in CHECKLIST[:3])]
+        named += order_set_tests(complaint, self.focus.order_sets) if self.focus.order_sets else []
         tests, seen = [], {_test_key(t) for t in ordered}
         for t in named:
             # the examination is done already, and a part of it (or of a test) returned is not asked again

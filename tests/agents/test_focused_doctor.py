@@ -13,6 +13,7 @@ from agents.llm.base import Output
 from agents.llm.scripted import ScriptedLLM
 from agents.participants import CastConfig
 from agents.orders import is_examination
+from agents.participants import focused
 from agents.participants.focused import CHECKLIST, EXAMINATION, FIRST_LINE, FocusedDoctor, ranked
 from tests.helpers import consult, of, roles
 
@@ -20,6 +21,13 @@ from tests.helpers import consult, of, roles
 @pytest.fixture(scope="module")
 def case():
     return load_cases("demo")[0][0]
+
+
+@pytest.fixture
+def no_order_sets(monkeypatch):
+    """The work-up as the model chooses it alone (the complaint's order sets are tested on
+    their own below)."""
+    monkeypatch.setattr(focused, "order_set_tests", lambda texts, limit=2: [])
 
 
 class Doctor:
@@ -71,7 +79,7 @@ def run(case, doctor, max_turns=8):
                    rules=ConsultationConfig(max_turns=max_turns))
 
 
-def test_the_complaint_first_then_the_history_and_the_examination_then_the_differential_chooses(case):
+def test_the_complaint_first_then_the_history_and_the_examination_then_the_differential_chooses(case, no_order_sets):
     doc = Doctor()
     row, events = run(case, doc, max_turns=10)
     routes = of(events, "route")
@@ -244,7 +252,7 @@ def test_the_focused_doctor_diagnoses_the_new_problem_not_the_history_it_was_tol
                      "Type 2 diabetes"]
 
 
-def test_the_work_up_orders_each_candidate_test_once_and_never_the_examination_again(case):
+def test_the_work_up_orders_each_candidate_test_once_and_never_the_examination_again(case, no_order_sets):
     doc = Doctor(tests=("Complete physical examination", "12-lead ECG"))
     _, events = run(case, doc, max_turns=10)
     workup = [r for r in of(events, "route") if r["rule"] == "focused_workup"]
@@ -289,7 +297,7 @@ def test_the_running_differential_keeps_its_names_short_and_leaves_tokens_for_it
     assert final_schema(5)["properties"]["differential"]["items"]["properties"]["diagnosis"]["maxLength"] >= 80
 
 
-def test_a_confident_leader_is_not_settled_while_the_doctor_asks_for_a_test_it_has_not_done(case):
+def test_a_confident_leader_is_not_settled_while_the_doctor_asks_for_a_test_it_has_not_done(case, no_order_sets):
     # seen: the same confident leader twice, the update asking for an MRI brain, and a diagnosis
     # made instead of the MRI (which held the answer)
     doc = Doctor(confidences=(95, 10), nxt={"action": "order_test", "test": "Chest X-ray"})
@@ -301,7 +309,7 @@ def test_a_confident_leader_is_not_settled_while_the_doctor_asks_for_a_test_it_h
     assert asked[0]["turn"] < diagnosis["turn"] < 12
 
 
-def test_a_part_of_a_result_already_returned_is_not_ordered_again(case):
+def test_a_part_of_a_result_already_returned_is_not_ordered_again(case, no_order_sets):
     # seen: a work-up ordering "Cranial Nerves; Motor Strength; Reflexes" after the examination
     # returned "Neurological Examination > Cranial Nerves: ..." and the rest
     part = _exam_findings(case)[0].split(": ", 1)[0].split(" > ")[-1]
@@ -312,3 +320,25 @@ def test_a_part_of_a_result_already_returned_is_not_ordered_again(case):
     # nor chosen by an update: the checklist's next item is asked instead
     _, again = run(case, Doctor(nxt={"action": "order_test", "test": part}), max_turns=10)
     assert not [r for r in of(again, "route") if r["rule"].startswith("focused:") and r["extracted"] == part]
+
+
+def test_the_work_up_adds_the_order_set_of_the_complaint(case):
+    # the demo case's complaint is central chest pain: its order set is a chest X-ray, which the
+    # model's work-up (a blood count, done already, and an ECG) does not name
+    doc = Doctor(tests=("Complete blood count", "12-lead ECG"))
+    _, events = run(case, doc, max_turns=10)
+    workup = [r["extracted"] for r in of(events, "route") if r["rule"] == "focused_workup"]
+    assert workup == ["12-lead ECG; Chest X-ray"]
+    assert any("Chest X-ray" in e["test"] for e in of(events, "test_requested"))
+
+
+def test_order_sets_follow_the_words_of_the_complaint_outside_a_negation():
+    from agents.order_sets import order_set_tests
+
+    assert order_set_tests(["Evaluate knee pain after a fall."]) == ["X-ray of the knee", "MRI of the knee"]
+    # a negated mention orders nothing; sets in the order first said, at most two
+    assert order_set_tests(["No chest pain. A lump in the left breast.", "I have had a cough and a rash."]) == [
+        "Mammography", "Breast biopsy", "Chest X-ray"]
+    assert order_set_tests(["A lump in the breast.", "A cough and a rash."], limit=1) == ["Mammography",
+                                                                                          "Breast biopsy"]
+    assert order_set_tests(["Feeling tired all the time."]) == []
