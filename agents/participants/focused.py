@@ -384,8 +384,8 @@ class FocusedDoctor(LLMDoctor):
         a = parse_structured_turn(json.dumps(nxt)) if isinstance(nxt, dict) else None
         asked, ordered = self._asked()
         again = a is not None and a.kind == "test" and (
-            _test_key(a.text) in {_test_key(o) for o in ordered} or is_whole_examination(a.text) and _examined(ordered)
-            or self.has_result(a.text))
+            _test_key(a.text) in {_test_key(o) for o in ordered} or is_examination(a.text) and _examined(ordered)
+            or self.has_result(a.text))  # after the whole examination, a part of it ("Cardiovascular examination") too
         if a is None or not a.text or (a.kind == "ask" and normalise(a.text) in asked) or again or a.kind == "diagnose":
             return self._next_from_checklist(asked, ordered)
         return replace(a, rule=f"focused:{a.rule}")

@@ -157,8 +157,11 @@ def test_a_repeated_question_is_replaced_by_the_next_checklist_item(case):
     assert routes[-1]["route"] == "diagnosis" and routes[-1]["turn"] == len(CHECKLIST) + 4
 
 
-def test_the_model_ordering_the_whole_examination_again_is_a_repeat(case):
-    doc = Doctor(nxt={"action": "order_test", "test": "Complete physical examination"})
+@pytest.mark.parametrize("again", ["Complete physical examination", "Cardiovascular examination"])
+def test_the_model_ordering_the_examination_or_a_part_of_it_again_is_a_repeat(case, again):
+    # seen: "Cardiovascular examination" ordered after the whole examination had returned the
+    # "Cardiac Examination > Murmur" finding, which came back again
+    doc = Doctor(nxt={"action": "order_test", "test": again})
     _, events = run(case, doc, max_turns=10)
     exams = [r for r in of(events, "route") if r["route"] == "measurement" and is_examination(r["extracted"])]
     assert [r["extracted"] for r in exams] == [EXAMINATION]
