@@ -67,6 +67,8 @@ _LEAD = {"not": {"does", "do", "did", "is", "was", "are", "were", "has", "have",
 _BOUNDARY = frozenset("but however although though yet except whereas while which who whose that because since "
                       "until unless when whenever after before currently now presently then so apart aside "
                       "besides".split())
+# adverbs that may stand between a cue and what it negates ("is not currently on any medicines")
+_SCOPE_ADVERBS = frozenset("currently presently recently ever really actually usually normally regularly".split())
 _SUBJECT = frozenset("she he they we i there".split())
 _AFTER_COORD = frozenset("her his their its the this these those my".split())
 _FINITE = frozenset((
@@ -268,6 +270,9 @@ def _analyse(text: str) -> tuple[list[_Tok], list[Negation]]:
         j, words, held, prev = i + length, 0, set(), ""
         while j < n:
             u = toks[j]
+            if not words and u.low in _SCOPE_ADVERBS:  # "not currently taking", "not recently had": the
+                j += 1                                 # phrase the cue negates comes after its adverb
+                continue
             if u.text in _PUNCT or u.low in _BOUNDARY or _forward_cue(toks, j) is not None and u.low != "nor":
                 break
             if u.text == "," or u.low in ("and", "or", "nor"):

@@ -42,6 +42,11 @@ def _profile(**basic):
     ("Rebound tenderness is absent.", ["Rebound tenderness is absent"]),
     ("The pain is not only in the chest but also in the arm.", []),  # a look-alike, no cue
     ("She had no fever yesterday but has a fever today.", ["had no fever yesterday"]),
+    # an adverb between the cue and what it negates (seen: "I am not currently taking any medications"
+    # read as taking medicines, and the patient asked again for inventing them)
+    ("I am not currently taking any medications.", ["not currently taking any medications"]),
+    ("I have not recently had a fever.", ["have not recently had a fever"]),
+    ("No fever currently, but a cough now.", ["No fever"]),  # after a word of the scope it still ends it
 ])
 def test_negated_scopes(text, phrases):
     assert [g.phrase for g in negations(text)] == phrases
