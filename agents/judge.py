@@ -904,9 +904,59 @@ def judge_diagnosis(
         if verdict is None:
             raise JudgeUnparsed(f"judge reply could not be parsed: {reply[:200]!r}")
         v = Verdict(verdict, "llm", rule, reply)
+        if verdict and reply_format == "json" and reply_relation(reply) == "same":
+            v = _swapped(v, diagnosis, truth, llm=llm, params=params, ctx=CallContext("judge", case_id, turn),
+                         sink=sink, policy=policy)
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
                             truth=truth, rationale=v.rationale, rule=v.rule))
     return v
+
+
+def reply_relation(reply: str) -> str | None:
+    """The relation a JSON reply names ("same", "broader", ...), or None."""
+    m = _JSON_FIELD.search(reply)
+    if m is None or m.group(1).lower() != "relation" or m.group(3) is None:
+        return None
+    rel = m.group(3).strip().lower().replace("-", "_").replace(" ", "_")
+    return rel if rel in RELATIONS else None
+
+
+# a family's words: shared by two names, they say nothing about whether the names are one condition
+_FAMILY_FREE = {"disease", "syndrome", "disorder", "condition", "acute", "chronic", "primary", "secondary", "type",
+                "left", "right", "bilateral", "infection"}
+
+
+def _swapped(v: Verdict, diagnosis: str, truth: str, *, llm: LLM, params: GenerateParams, ctx: CallContext,
+             sink: EventSink, policy: RetryPolicy) -> Verdict:
+    """A model's "same" asked the other way round (the key as the diagnosis, the
+    diagnosis as the key; the pre-check first). Another name is another name both ways;
+    a model that calls "Bursitis" the same as "Pes anserine bursitis" calls the latter a
+    more specific form of the former when asked so, and one that calls "Rheumatoid
+    arthritis" the same as "Reactive arthritis" calls them different conditions. So:
+    the key a more specific form of the diagnosis -> the diagnosis is broader, wrong; a
+    different condition or a sibling while the two names share a word beyond the generic
+    ones (their family: "arthritis") -> a neighbour in that family, wrong;
+    otherwise the first verdict stands (a lay name or an eponym shares no word, and the
+    small model often fails to recognise it from the other side). Measured in issue 22:
+    figures in docs/suites.md."""
+    back = precheck(truth, diagnosis)
+    if back.correct is not None:
+        relation = ("more_specific" if "more_specific" in back.rule else "same" if back.correct else
+                    "broader" if back.rule == "broader" else "different")
+        said = f"pre-check {back.rule}: {back.rationale}"
+    else:
+        messages = judge_messages(truth, diagnosis, "json")
+        out = generate_logged(llm, messages, params, ctx, sink, policy)
+        said = out.text.strip()
+        relation = reply_relation(said)
+    note = f"{v.rationale} | asked the other way round ('{truth[:80]}' for '{diagnosis[:80]}'): {said[:200]}"
+    if relation == "more_specific":
+        return Verdict(False, "llm", "swapped_broader", note + " -> the diagnosis is the broader name")
+    shared = (_core(_words(diagnosis)) & _core(_words(truth))) - {_spell(w) for w in _FAMILY_FREE}
+    if relation in ("different", "sibling") and shared:
+        return Verdict(False, "llm", "swapped_neighbour", note + f" -> another member of the family "
+                       f"'{' '.join(sorted(shared))}'")
+    return Verdict(v.correct, v.method, v.rule, note)
 
 
 # words of a condition that do not name it on their own: qualifiers and head nouns

@@ -272,7 +272,7 @@ def test_unparseable_judge_raises():
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_judge_prompt_keeps_the_two_lines_and_asks_for_the_format(fmt):
-    llm = Canned('{"relation": "same", "why": "a lay name"}' if fmt == "json" else "Yes.")
+    llm = Canned(*(['{"relation": "same", "why": "a lay name"}'] * 2 if fmt == "json" else ["Yes."]))
     v, _ = _judge("Lung clot", "Pulmonary embolism", llm, reply_format=fmt)
     assert v.correct is True
     messages, params = llm.seen[0]
@@ -287,6 +287,67 @@ def test_judge_prompt_keeps_the_two_lines_and_asks_for_the_format(fmt):
         assert schema["properties"]["why"]["maxLength"] <= 200 and params.max_tokens >= 80
     else:
         assert params.response_schema is None and params.max_tokens == 60
+
+
+# ---------------------------------------------------------------- a "same" asked the other way round
+SAME = '{"relation": "same", "why": "another name"}'
+
+
+def _swapped_question(llm):
+    """The diagnosis and the key of the second call."""
+    user = llm.seen[1][0][-1].content
+    return user.split("Doctor's diagnosis: ")[1].split("\n")[0], user.split("Correct diagnosis: ")[1].split("\n")[0]
+
+
+def test_a_same_that_is_a_more_specific_form_the_other_way_round_is_a_broader_name():
+    llm = Canned(SAME, '{"relation": "more_specific", "why": "a kind of it"}')
+    v, sink = _judge("Lymphoma", "Chronic lymphocytic leukemia", llm)
+    assert v.correct is False and v.rule == "swapped_broader" and llm.calls == 2
+    assert _swapped_question(llm) == ("Chronic lymphocytic leukemia", "Lymphoma")
+    dec = [e for e in sink.events if isinstance(e, JudgeDecision)]
+    assert len(dec) == 1 and dec[0].correct is False and "other way round" in dec[0].rationale
+
+
+def test_the_pre_check_answers_the_other_way_round_when_it_can():
+    # "Pes anserine bursitis" for "Bursitis" is a more specific form: no second model call
+    llm = Canned(SAME)
+    v, _ = _judge("Bursitis", "Pes anserine bursitis", llm)
+    assert v.correct is False and v.rule == "swapped_broader" and llm.calls == 1
+
+
+def test_a_same_that_is_a_different_condition_the_other_way_round_in_one_family_is_a_neighbour():
+    llm = Canned(SAME, '{"relation": "different", "why": "a different condition"}')
+    v, _ = _judge("Rheumatoid arthritis", "Reactive arthritis", llm)
+    assert v.correct is False and v.rule == "swapped_neighbour" and "arthritis" in v.rationale
+
+
+@pytest.mark.parametrize("dx,truth", [("Slapped cheek syndrome", "Erythema infectiosum"),  # no shared word
+                                      ("Cushing syndrome", "Cushing disease")])  # asked back: same
+def test_a_same_stands_when_the_other_way_round_agrees_or_shares_no_family(dx, truth):
+    back = SAME if dx.startswith("Cushing") else '{"relation": "different", "why": "a different condition"}'
+    llm = Canned(SAME, back)
+    v, _ = _judge(dx, truth, llm)
+    assert v.correct is True and v.rule == "json_relation" and llm.calls == 2
+
+
+def test_the_generic_words_make_no_family():
+    llm = Canned(SAME, '{"relation": "sibling", "why": "x"}')
+    v, _ = _judge("Addison disease", "Primary adrenal insufficiency disease", llm)
+    assert v.correct is True and llm.calls == 2
+
+
+@pytest.mark.parametrize("first", ['{"relation": "more_specific", "why": "a subtype"}',
+                                   '{"relation": "different", "why": "x"}'])
+def test_only_a_same_is_asked_the_other_way_round(first):
+    llm = Canned(first)
+    _judge("Rheumatoid arthritis", "Reactive arthritis", llm)
+    assert llm.calls == 1
+
+
+def test_the_text_format_is_not_asked_the_other_way_round():
+    llm = Canned("Yes.")
+    v, _ = _judge("Rheumatoid arthritis", "Reactive arthritis", llm, reply_format="text")
+    assert v.correct is True and llm.calls == 1
 
 
 def test_json_judge_accepts_a_plain_text_reply_from_a_server_that_ignores_the_schema():

@@ -69,7 +69,8 @@ def test_the_rank_of_the_first_right_item_gives_top_k_and_the_judge_stops_there(
     s = DifferentialScorer(judge)(CASE, t, DictSink())
     assert s.value == 3 and s.details["rank"] == 3 and s.details["top1_confidence"] == 0.6
     assert [i["correct"] for i in s.details["items"]] == [False, False, True, None]  # GERD never judged
-    assert len(judge.calls) == 3
+    # three items judged, and the model's "same" asked the other way round (the key as the diagnosis)
+    assert judge.calls == ["Unstable angina", "Aortic dissection", "Pericarditis", CASE.diagnosis]
 
 
 def test_one_diagnosis_is_a_differential_of_one_without_a_confidence():
