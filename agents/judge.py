@@ -904,7 +904,11 @@ def judge_diagnosis(
         if verdict is None:
             raise JudgeUnparsed(f"judge reply could not be parsed: {reply[:200]!r}")
         v = Verdict(verdict, "llm", rule, reply)
-        if verdict and reply_format == "json" and reply_relation(reply) == "same":
+        part = part_of_key(diagnosis, truth) if verdict else None
+        if part:
+            v = Verdict(False, "llm", "part_of_key", f"{reply} | '{part[0][:80]}' is a part of the key '{truth[:80]}' "
+                        f"without {', '.join(part[1])}: a broader name, not the key nor a kind of it")
+        elif verdict and reply_format == "json" and reply_relation(reply) == "same":
             v = _swapped(v, diagnosis, truth, llm=llm, params=params, ctx=CallContext("judge", case_id, turn),
                          sink=sink, policy=policy)
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
@@ -919,6 +923,33 @@ def reply_relation(reply: str) -> str | None:
         return None
     rel = m.group(3).strip().lower().replace("-", "_").replace(" ", "_")
     return rel if rel in RELATIONS else None
+
+
+_NOUN_CANON = {_spell(w) for w in ("disease", "infection")}
+
+
+def part_of_key(diagnosis: str, truth: str) -> tuple[str, list[str]] | None:
+    """(the diagnosis's main clause, the key's words it lacks) when that clause is made of
+    fewer of the key's words, side and acuity aside, and lacks one that specifies it:
+    "Respiratory distress (due to hypoxemia)" of "Respiratory distress syndrome",
+    "Bilateral arthritis (with tendinitis)" of "Reactive arthritis", "Bursitis" of "Pes
+    anserine bursitis". Such a name is not the key nor a kind of it, whatever a model says
+    (in issue 22's bench runs the embedded judge called such names "more specific" or
+    "another name"). A name that adds a word of its own ("Acute promyelocytic leukemia" for
+    acute myeloid leukemia) is not a part of the key."""
+    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
+    head, _ = _head(strip_hedges(raw) or raw)
+    if head is None:
+        return None
+    words = _core(_words(head.text))
+    own = words - (_NON_SPECIFYING_CANON - _NOUN_CANON) or words  # "Hodgkin disease" has a noun of its own
+    main, aliases = _key_forms(truth)
+    for t in (main, *aliases):
+        key = _core(_words(t))
+        lacks = (key - own) - _NON_SPECIFYING_CANON
+        if own and own < key and lacks:
+            return head.text, sorted(lacks)
+    return None
 
 
 # a family's words: shared by two names, they say nothing about whether the names are one condition

@@ -309,9 +309,9 @@ def test_a_same_that_is_a_more_specific_form_the_other_way_round_is_a_broader_na
 
 
 def test_the_pre_check_answers_the_other_way_round_when_it_can():
-    # "Pes anserine bursitis" for "Bursitis" is a more specific form: no second model call
+    # ICD-10-CM files Graves disease under hyperthyroidism: no second model call
     llm = Canned(SAME)
-    v, _ = _judge("Bursitis", "Pes anserine bursitis", llm)
+    v, _ = _judge("Hyperthyroidism", "Graves disease", llm)
     assert v.correct is False and v.rule == "swapped_broader" and llm.calls == 1
 
 
@@ -348,6 +348,25 @@ def test_the_text_format_is_not_asked_the_other_way_round():
     llm = Canned("Yes.")
     v, _ = _judge("Rheumatoid arthritis", "Reactive arthritis", llm, reply_format="text")
     assert v.correct is True and llm.calls == 1
+
+
+@pytest.mark.parametrize("dx,truth", [("Respiratory distress due to hypoxemia", "Respiratory distress syndrome"),
+                                      ("Bilateral arthritis with tendinitis", "Reactive arthritis"),
+                                      ("Hodgkin", "Hodgkin lymphoma")])
+@pytest.mark.parametrize("fmt,reply", [("json", '{"relation": "more_specific", "why": "a subtype"}'),
+                                       ("text", "Yes, a more specific form.")])
+def test_a_part_of_the_key_is_no_kind_of_it_whatever_the_model_says(dx, truth, fmt, reply):
+    llm = Canned(reply)
+    v, _ = _judge(dx, truth, llm, reply_format=fmt)
+    assert v.correct is False and v.rule == "part_of_key" and llm.calls == 1
+
+
+@pytest.mark.parametrize("dx,truth", [("Acute promyelocytic leukemia", "Acute myeloid leukemia"),  # a word of its own
+                                      ("Hodgkin disease", "Hodgkin lymphoma")])  # a noun of its own
+def test_a_name_with_a_word_of_its_own_is_no_part_of_the_key(dx, truth):
+    llm = Canned("Yes.")
+    v, _ = _judge(dx, truth, llm, reply_format="text")
+    assert v.correct is True
 
 
 def test_json_judge_accepts_a_plain_text_reply_from_a_server_that_ignores_the_schema():
