@@ -953,8 +953,8 @@ def part_of_key(diagnosis: str, truth: str) -> tuple[str, list[str]] | None:
 
 
 # a family's words: shared by two names, they say nothing about whether the names are one condition
-_FAMILY_FREE = {"disease", "syndrome", "disorder", "condition", "acute", "chronic", "primary", "secondary", "type",
-                "left", "right", "bilateral", "infection"}
+_FAMILY_FREE = {_spell(w) for w in ("disease", "syndrome", "disorder", "condition", "acute", "chronic", "primary",
+                                     "secondary", "type", "left", "right", "bilateral", "infection")}
 
 
 def _swapped(v: Verdict, diagnosis: str, truth: str, *, llm: LLM, params: GenerateParams, ctx: CallContext,
@@ -983,7 +983,7 @@ def _swapped(v: Verdict, diagnosis: str, truth: str, *, llm: LLM, params: Genera
     note = f"{v.rationale} | asked the other way round ('{truth[:80]}' for '{diagnosis[:80]}'): {said[:200]}"
     if relation == "more_specific":
         return Verdict(False, "llm", "swapped_broader", note + " -> the diagnosis is the broader name")
-    shared = (_core(_words(diagnosis)) & _core(_words(truth))) - {_spell(w) for w in _FAMILY_FREE}
+    shared = (_core(_words(diagnosis)) & _core(_words(truth))) - _FAMILY_FREE
     if relation in ("different", "sibling") and shared:
         return Verdict(False, "llm", "swapped_neighbour", note + f" -> another member of the family "
                        f"'{' '.join(sorted(shared))}'")

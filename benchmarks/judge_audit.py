@@ -32,14 +32,12 @@ class AuditError(ValueError):
     pass
 
 
-JUDGES: set[str] = set()  # the judges the runs' diagnosis scorer names
-
-
-def judged_pairs(run_dirs: list[Path]) -> dict[tuple[str, str], dict]:
+def judged_pairs(run_dirs: list[Path]) -> tuple[dict[tuple[str, str], dict], set[str]]:
     """Each distinct (diagnosis, truth) pair the judge decided in the runs' event logs:
     its verdict, method, rule and reason (the last decision logged), and the runs and
-    times it was met."""
+    times it was met; and the judges the runs' diagnosis scorer names."""
     pairs: dict[tuple[str, str], dict] = {}
+    judges: set[str] = set()
     for run in run_dirs:
         events = run / "events"
         if not events.is_dir():
@@ -47,7 +45,7 @@ def judged_pairs(run_dirs: list[Path]) -> dict[tuple[str, str], dict]:
         for path in sorted(events.glob("*.jsonl")):
             for e in read_events(path):
                 if e.get("type") == "scored" and e.get("scorer") == "diagnosis":
-                    JUDGES.add(str((e.get("details") or {}).get("judge") or "?"))
+                    judges.add(str((e.get("details") or {}).get("judge") or "?"))
                 if e.get("type") != "judge" or not e.get("diagnosis"):
                     continue
                 key = (e["diagnosis"], e["truth"])
@@ -56,7 +54,7 @@ def judged_pairs(run_dirs: list[Path]) -> dict[tuple[str, str], dict]:
                            rationale=" ".join(str(e.get("rationale", "")).split()))
                 row["times"] += 1
                 row["runs"].add(run.name if run.parent.name != "scores" else f"{run.parent.parent.name}/{run.name}")
-    return pairs
+    return pairs, judges
 
 
 def read_labels(path: Path) -> dict[tuple[str, str], bool]:
@@ -100,13 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--labels", type=Path, help="a labelled JSONL file: the judge's agreement with it")
     a = ap.parse_args(argv)
     try:
-        pairs = judged_pairs(a.runs)
+        pairs, judges = judged_pairs(a.runs)
         labels = read_labels(a.labels) if a.labels else None
     except (AuditError, OSError) as e:
         print(f"judge_audit: {e}", file=sys.stderr)
         return 2
     print(f"{len(pairs)} distinct (answer, key) pairs judged in {len(a.runs)} run(s); judge: "
-          f"{', '.join(sorted(JUDGES)) or 'not named in the logs'}")
+          f"{', '.join(sorted(judges)) or 'not named in the logs'}")
     by = Counter((p["method"], p["correct"]) for p in pairs.values())
     for method in sorted({m for m, _ in by}):
         print(f"  {method:9} right {by[(method, True)]:5}   wrong {by[(method, False)]:5}")
