@@ -168,7 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--judge-model", default=None, help="the judge's model name, openai: backends (default: none)")
     s.add_argument("--timeout", type=float, default=None, help="whole-call timeout, seconds (default 120)")
     s.add_argument("--retries", type=int, default=None, help="retries per call on transient errors (default 3)")
-    s.add_argument("--label", default=None, help="name of the scores folder (default: from the judge)")
+    s.add_argument("--label", default=None, help="name of the scores folder (default: from the judge and --scorers)")
+    s.add_argument("--scorers", default=None, metavar="NAME,...",
+                   help="re-run only these scorers (e.g. diagnosis,differential: the judge's verdicts without the "
+                        "fidelity checker); the others' figures are copied from the run (default: all)")
     from medsim.automedic import add_automedic_parser
 
     add_automedic_parser(sub)  # medsim automedic convert: multiple-choice items -> profiles
@@ -322,7 +325,8 @@ def judge_table(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_score(args: argparse.Namespace) -> int:
     from medsim.score import rescore
 
-    o = rescore(args.run_dir, judge_table(args), label=args.label, progress=True)
+    only = None if args.scorers is None else [n.strip() for n in args.scorers.split(",") if n.strip()]
+    o = rescore(args.run_dir, judge_table(args), label=args.label, progress=True, scorers=only)
     print(printable(f"re-scored {o.summary['cases']} {o.unit_name}s -> {o.out}"))
     print(printable(f"  this judge:      {o.headline}"))
     print(printable(f"  the run's judge: {o.before}"))

@@ -7,6 +7,10 @@ like the run's), ``events/`` (the judge's calls and decisions), ``summary.json``
 transcript pages and to the judge's log; no transcript is copied) and ``judge.toml``
 (the judge that scored). The run's own files are not touched. Re-running finishes an
 interrupted re-scoring.
+
+``scorers``: re-run only these (``diagnosis,differential``: the judge's verdicts, in
+minutes, without the fidelity checker's call per utterance); every other scorer's
+figures are the run's own, copied from its logs and named as such in ``judge.toml``.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ from medsim.spec import RoleSpec, RunSpec, SpecError
 from medsim.study_state import refuse_in_progress
 from medsim.toml_out import dumps as toml_dumps
 
-__all__ = ["ScoreOutcome", "rescore", "rescore_logs", "score_lock", "flips"]
+__all__ = ["ScoreOutcome", "carried_scores", "rescore", "rescore_logs", "score_lock", "flips"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,10 +69,12 @@ def _judge_spec(judge: RoleSpec | Mapping[str, Any], spec: RunSpec) -> RoleSpec:
 
 def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | None = None,
             pool: LlamaPool | None = None, backend: LLM | None = None, progress: bool = False,
-            on_row: Callable[[dict[str, Any]], None] | None = None) -> ScoreOutcome:
+            on_row: Callable[[dict[str, Any]], None] | None = None,
+            scorers: Sequence[str] | None = None) -> ScoreOutcome:
     """Re-run the scorers of every finished cell of ``run_dir`` (any suite) with
     ``judge`` into ``RUN_DIR/scores/<label>/``; the run's own files are not touched.
-    ``backend``: the judge's model, injected (tests)."""
+    ``scorers``: only these are re-run, the others' ``scored`` events are copied from the
+    run's logs (None: all are re-run). ``backend``: the judge's model, injected (tests)."""
     run_dir = Path(run_dir)
     run_file = run_dir / "run.json"
     if not isinstance(judge, RoleSpec):  # a judge that cannot be is said first (before the run is read)
@@ -86,7 +92,12 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
     judged = replace(spec, roles={**spec.roles, "judge": judge}, conditions={
         n: replace(c, roles={**c.roles, "judge": judge}) for n, c in spec.conditions.items()})
     suite = judged.suite
-    label = slug(label or describe_roles(judged)["judge"], 60)
+    only = tuple(dict.fromkeys(scorers)) if scorers is not None else None
+    if only is not None and not only:
+        raise BenchError("--scorers names no scorer")
+    # a partial re-scoring gets a folder of its own by default (its rows are not a whole one's)
+    label = slug(label, 60) if label is not None else \
+        slug(describe_roles(judged)["judge"], 60) + ("-" + slug("+".join(only), 60) if only else "")
     out = run_dir / "scores" / label
     units = suite.load(replace(judged, skip_invalid=True))
     files = sorted((run_dir / "events").glob("*.jsonl"))
@@ -101,11 +112,19 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
         for cond in judged.condition_names():  # every role the logs replayed needs no model: the judge's is built
             for seed in judged.seeds:
                 plans[(cond, seed)] = plan_for(judged, cond, seed, _JudgeOnly(backends))
+        names = [s.name for s in next(iter(plans.values())).scorers]
+        if only is not None and (unknown := [n for n in only if n not in names]):
+            raise BenchError(f"{run_dir}: no scorer named {', '.join(map(repr, unknown))} in the "
+                             f"{suite.name} suite (its scorers: {', '.join(names)})")
+        carried = [n for n in names if only is not None and n not in only]
         if backend is None and judged.preflight:
             preflight_roles({"judge": judge})
         lock = score_lock(out)  # one re-scoring at a time into scores/<label>
         (out / "events").mkdir(exist_ok=True)
-        (out / "judge.toml").write_text(toml_dumps({"roles": {"judge": judge.to_dict()}}), encoding="utf-8")
+        record: dict[str, Any] = {"roles": {"judge": judge.to_dict()}}
+        if carried:  # whose figures are not this judge's
+            record["scorers"] = {"rescored": [n for n in names if n not in carried], "carried_from_run": carried}
+        (out / "judge.toml").write_text(toml_dumps(record), encoding="utf-8")
 
         def score_one(key: tuple[str, int, str], transcript: Transcript, path: Path) -> dict[str, Any]:
             t0 = time.perf_counter()
@@ -113,8 +132,10 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
             unit = units.by_id(key[1])[key[0]]
             new: list[dict[str, Any]] = []
             with EventLog(out / "events" / path.name, keep=new) as log:
+                for e in carried_scores(read_events(path), carried):
+                    log.emit(e)
                 try:
-                    score_case(unit.item, transcript, plan.scorers, log)
+                    score_case(unit.item, transcript, [s for s in plan.scorers if s.name not in carried], log)
                 except Exception as e:  # noqa: BLE001 - recorded as the cell's error
                     log.emit(Scored(scorer=plan.scorers[0].name if plan.scorers else suite.name, value=None,
                                     details={"error": f"internal error in scoring: {type(e).__name__}: {e}"}))
@@ -142,6 +163,13 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
             lock.release()
         if own_pool:
             pool.close()
+
+
+def carried_scores(events: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[Scored]:
+    """The run's own ``scored`` events of the scorers ``names`` (those a partial
+    re-scoring does not re-run), to stand in the re-scored log as they were."""
+    return [Scored(scorer=e["scorer"], value=e.get("value"), details=dict(e.get("details") or {}))
+            for e in events if e.get("type") == "scored" and e.get("scorer") in names]
 
 
 class _JudgeOnly:

@@ -88,3 +88,37 @@ def test_a_second_rescoring_into_one_label_is_refused_while_the_first_runs(tmp_p
         assert sorted(p.name for p in sdir.iterdir()) == [LOCK_NAME]
     assert main(["score", str(out), "--judge-llm", "scripted", "--label", "again"]) == 0
     assert len(read_results(sdir / "scores.jsonl")) == 2 and not (sdir / LOCK_NAME).exists()
+
+
+def test_rescoring_only_the_judges_scorers_copies_the_others_from_the_run(tmp_path, fake_openai, capsys):
+    """`--scorers diagnosis,differential` re-judges without the fidelity checker's calls:
+    the judge's figures are the new judge's, every other scorer's block is the run's
+    own, and judge.toml says which is which."""
+    url, server = fake_openai
+    out = tmp_path / "run"
+    run_bench(build_spec(None, {"limit": 12}), BenchOptions(out=out, progress=False))
+    original = {r["case_id"]: r for r in read_results(out / "results.jsonl")}
+    assert any(r["judge_method"] == "llm" for r in original.values())
+    rc = main(["score", str(out), "--judge-llm", f"openai:{url}", "--judge-model", "big-judge",
+               "--scorers", "diagnosis,differential"])
+    assert rc == 0
+    chats = [q for q in server.requests if q["path"] == "/v1/chat/completions"]
+    assert chats and all("final diagnosis" in q["body"]["messages"][0]["content"] for q in chats)  # the judge's only
+    sdir = next((out / "scores").iterdir())
+    assert sdir.name.endswith("diagnosis-differential")
+    rows = read_results(sdir / "scores.jsonl")
+    assert len(rows) == len(original) == 12
+    for r in rows:
+        o = original[r["case_id"]]
+        for carried in ("fidelity", "elicited", "orders"):
+            assert r.get(carried) == o.get(carried) and o.get(carried) is not None
+        if o["judge_method"] == "llm":
+            assert r["correct"] is False  # the fake judge says no
+    toml = (sdir / "judge.toml").read_text()
+    assert 'rescored = ["diagnosis", "differential"]' in toml
+    assert 'carried_from_run = ["fidelity", "elicited", "orders"]' in toml
+
+    assert main(["score", str(out), "--judge-llm", "scripted", "--scorers", "diagnosis,typo"]) == 2
+    err = capsys.readouterr().err
+    assert "no scorer named 'typo'" in err and "its scorers: diagnosis, fidelity, differential" in err
+    assert len(list((out / "scores").iterdir())) == 1  # nothing written for the refused one
