@@ -3,18 +3,26 @@
 The focused doctor diagnoses in a call of its own from a summarised record
 (``agents/prompts/focused_final.txt``), then orders the answer
 (:func:`agents.participants.focused.demote_known`: a condition the patient said they
-already have goes last). This script takes a finished focused run, and for each case the
-record that call read (the log's last doctor call with the final differential's schema),
-puts today's instruction in place of the logged one, asks the embedded model again with
-the logged parameters (temperature, seed, schema), orders the answer as today's doctor
-does (pooled with the last running differential the log holds, then the known conditions
-last), and judges both differentials with one judge (the pre-check, then the embedded
-model; a verdict is asked once per name): top-1 and top-5 before and after on the same
-records, paired (Bonett-Price intervals, McNemar's exact p). ``--logged``: no model call;
-today's pooling and ordering of the logged answer. It measures the diagnosis alone: what the doctor
-gathered is held fixed.
+already have goes last). This script takes a finished focused run and, for each case:
 
-    .venv/bin/python benchmarks/focused_final_replay.py RUN_DIR [--limit N] [--logged]
+- reads what its doctor learned from the log (the questions and orders routed, each with
+  its reply: :func:`~agents.participants.focused.learned_from_events`) and renders it as
+  today's doctor does (:func:`~agents.participants.focused.record_vignette`);
+  ``--logged-record``: the logged call's record, with today's instruction in place of the
+  logged one;
+- asks the embedded model again with the logged parameters (temperature, seed, schema);
+- orders the answer as today's doctor does (:func:`~agents.participants.focused.final_order`:
+  pooled with the last running differential the log holds, the conditions a result
+  concludes first, the known conditions last);
+- judges it and the run's own final differential (the log's ``differential`` event) with
+  one judge (the pre-check, then the embedded model; a verdict is asked once per name).
+
+It prints top-1 and top-5 before and after on the same records, paired (Bonett-Price
+intervals, McNemar's exact p). ``--logged``: no model call; today's pooling and ordering of
+the logged answer. The consultation before the diagnosis call does not read the record's
+rendering, so what the doctor gathered is held fixed and the figures are the diagnosis's alone.
+
+    .venv/bin/python benchmarks/focused_final_replay.py RUN_DIR [--limit N] [--logged | --logged-record]
 """
 from __future__ import annotations
 
@@ -31,7 +39,9 @@ from agents.judge import JudgeUnparsed, judge_diagnosis  # noqa: E402
 from agents.llm.base import CallContext, GenerateParams, Message  # noqa: E402
 from agents.llm.llamacpp import LlamaCppLLM, LlamaPool  # noqa: E402
 from agents.llm.local_model import embedded_model_path  # noqa: E402
-from agents.participants.focused import CHECKLIST, FocusedConfig, demote_known, final_schema, pooled, ranked, reply_json  # noqa: E402
+from agents.cases.registry import load_cases  # noqa: E402
+from agents.participants.focused import (CHECKLIST, FocusedConfig, final_order, final_schema,  # noqa: E402
+                                         learned_from_events, ranked, record_vignette, reply_json)
 from agents.prompts import template_text  # noqa: E402
 from agents.stats import mcnemar_exact, paired_difference_interval, wilson_interval  # noqa: E402
 
@@ -79,7 +89,12 @@ def main() -> None:
     ap.add_argument("run", type=Path)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--logged", action="store_true", help="no model call: today's ordering of the logged answer")
+    ap.add_argument("--logged-record", action="store_true",
+                    help="the logged call's record with today's instruction (default: the record rendered as today's "
+                         "doctor renders it)")
     args = ap.parse_args()
+    run = json.loads((args.run / "run.json").read_text())
+    cases = {c.id: c for c in load_cases(run["spec"]["cases"], skip_invalid=True)[0]}
     rows = [json.loads(x) for x in (args.run / "results.jsonl").read_text().splitlines() if x.strip()]
     rows = [r for r in rows if r.get("status") == "diagnosed"][: args.limit]
     pool = LlamaPool()
@@ -112,18 +127,22 @@ def main() -> None:
             if _MARK not in prompt:
                 continue
             logged = ranked(reply_json(call["output"]), 5)
+            reported = [e for e in events if e.get("type") == "differential" and e.get("final")]
+            before = [i["diagnosis"] for i in reported[-1]["items"]] if reported else [d for d, _ in logged]
             if args.logged:
                 answer = logged
             else:
                 p = call["params"]
                 params = GenerateParams(temperature=p["temperature"], max_tokens=p["max_tokens"],
                                         seed=p.get("seed", 0), response_schema=p["response_schema"])
-                out = llm.generate([Message("user", prompt[:prompt.index(_MARK)] + new_tail)], params,
-                                   CallContext("doctor", r["case_id"], 0))
+                if args.logged_record:
+                    prompt = prompt[:prompt.index(_MARK)] + new_tail
+                else:
+                    prompt = record_vignette(cases[r["case_id"]], learned_from_events(events))
+                out = llm.generate([Message("user", prompt)], params, CallContext("doctor", r["case_id"], 0))
                 answer = ranked(reply_json(out.text), 5)
             truth = r["truth"]
-            before = [d for d, _ in logged]
-            after = [d for d, _ in demote_known(pooled(answer, _working(events)), _known(events))]
+            after = [d for d, _ in final_order(answer, _working(events), _known(events), learned_from_events(events))]
             pairs.append((_rank(before, truth, judge), _rank(after, truth, judge)))
             print(f"{r['case_id']}: truth {truth!r}\n  before {before} -> rank {pairs[-1][0]}\n"
                   f"  after  {after} -> rank {pairs[-1][1]}", flush=True)

@@ -28,14 +28,16 @@ the raw dialogue. The focused doctor is built the way MeDxBench's MeDxAgent is d
    the two leading ones apart. The differential is logged (``differential`` events with
    ``final = false``) and never shown to the patient. A question or test it has already
    asked is replaced by the next item of the checklist not yet covered.
-4. **The diagnosis in its own call, from a summarised record**: what the patient said
-   (each answer with its question), the examination findings and the test results,
-   sorted into the static prompt's form (``focused_final.txt``: the same sections the
-   full-information static run reads), never the raw dialogue. It answers a ranked
-   differential of up to five with confidences (the ``differential`` scorer's input),
-   pooled with the last running differential (:func:`pooled`: two reads of one record);
-   the first is the diagnosis. A condition the patient said they already have goes to the end
-   of it (:func:`demote_known`): the diagnosis is of the new problem.
+4. **The diagnosis in its own call, from a summarised record** (:func:`record_vignette`):
+   what the patient said (the checklist's answers under labels, another answer with its
+   question), the examination findings and the test results one a line, sorted into the
+   static prompt's form (``focused_final.txt``: the same sections the full-information
+   static run reads), never the raw dialogue. It answers a ranked differential of up to
+   five with confidences (the ``differential`` scorer's input), ordered by
+   :func:`final_order`: pooled with the last running differential (:func:`pooled`: two
+   reads of one record), a condition a result concludes first
+   (:func:`concluded_by_results`), a condition the patient said they already have last
+   (:func:`demote_known`: the diagnosis is of the new problem). The first is the diagnosis.
 5. **It stops** when the differential is settled (the same leading condition in the last
    ``agree`` updates, at least ``settle`` confident and ``margin`` ahead of the next, once
    ``min_items`` things have been learned and the protocol accepts a diagnosis: a small
@@ -63,7 +65,7 @@ from agents.condition_names import not_a_condition_name
 from agents.events import DifferentialGiven
 from agents.fidelity.facts import claim_concepts
 from agents.suites.negation import about_someone_else
-from agents.judge import normalise
+from agents.judge import normalise, precheck
 from agents.llm.base import CallContext, GenerateParams, Message
 from agents.llm.calls import generate_logged
 from agents.order_sets import order_set_tests
@@ -75,7 +77,8 @@ from agents.protocol import DoctorAction, gathering_schema, parse_structured_tur
 from agents.roles import PATIENT, STAFF, roles_of_kind, speaker_label
 
 __all__ = ["FocusedDoctor", "FocusedConfig", "focused_system", "Learned", "RANKED_ITEM", "ranked", "update_schema", "final_schema",
-           "CHECKLIST", "EXAMINATION", "FIRST_LINE", "demote_known", "pooled", "reply_json"]
+           "CHECKLIST", "CHECKLIST_LABELS", "EXAMINATION", "FIRST_LINE", "demote_known", "pooled", "reply_json",
+           "result_lines", "record_vignette", "learned_from_events", "concluded_by_results", "final_order"]
 
 RANKED_ITEM = {"type": "object", "properties": {"diagnosis": {"type": "string", "minLength": 2, "maxLength": 80},
                                                "confidence": {"type": "integer", "minimum": 0, "maximum": 100}},
@@ -96,7 +99,21 @@ EXAMINATION = "Physical examination"
 # the first-line blood tests a clinician sends whatever the complaint (the complete blood count
 # and the comprehensive metabolic panel's two halves), one order after the examination
 FIRST_LINE = ("Complete blood count", "Basic metabolic panel", "Liver function tests")
-_BRACKETED = re.compile(r"\s*\([^()]*\)\s*$")  # a name's trailing bracket: an initialism, a gloss
+# what the diagnosis call's record calls each checklist answer (the static prompt's "History",
+# "Past Medical History"): a small model read "(asked ...)" lines worse than labelled facts
+CHECKLIST_LABELS = ("Presenting complaint", "Onset and course", "Other symptoms", "Medical conditions and medicines",
+                    "Social history", "Family history")
+_RESULTS = re.compile(r"\bRESULTS:\s*")
+# a finding that begins another "Section > Item:" within one result ("..., Vital Signs > Heart Rate: 88")
+_FINDING = re.compile(r"[;,]\s+(?=[A-Z][A-Za-z0-9 ()/'-]{0,40} > [^:]{1,60}:)")
+_LABELLED = re.compile(r"^[^:.]{2,100}:\s")
+_BRACKETED = re.compile(r"\s*\([^()]*\)\s*$")
+# a result's own conclusion ("... consistent with X", "confirming the diagnosis of X"): the words
+# after it name what the result shows. Weaker cues ("suggestive of", "indicating") name a finding
+# as often as a condition ("suggestive of ascites", "indicating gas") and are not read.
+_CONCLUDES = re.compile(r"\b(?:consistent with|diagnostic of|indicative of|compatible with|in keeping with|"
+                        r"confirm(?:s|ing|ed)?(?: the diagnosis of)?)\s+(?:an?\s+|the\s+)?([^.;,\n]{3,80})",
+                        re.IGNORECASE)  # a name's trailing bracket: an initialism, a gloss
 _SPEAKER = re.compile(r"^\s*([A-Z][A-Za-z ]{1,20}):\s*")
 
 
@@ -178,6 +195,26 @@ def pooled(final: list[tuple[str, float | None]], working: list[tuple[str, float
     return [(name[k], round(score[k], 4)) for k in keys]
 
 
+def concluded_by_results(items: list[tuple[str, float | None]], learned: list[Learned]
+                         ) -> list[tuple[str, float | None]]:
+    """The differential with each condition a result concludes ("MRI brain: lesions
+    consistent with progressive multifocal leukoencephalopathy (PML)") moved to its front, in
+    their order: a report's conclusion is the strongest evidence in the record, and a small
+    model reading the record ranks it below the names it knows best. A name matches a
+    conclusion by the judge's pre-check (an initialism, the same core words), never by a model."""
+    said = [m.group(1) for x in learned if x.kind in ("exam", "test") for m in _CONCLUDES.finditer(x.answer)]
+    first = [it for it in items if any(precheck(it[0], c).correct for c in said)]
+    return first + [it for it in items if it not in first]
+
+
+def final_order(final: list[tuple[str, float | None]], working: list[tuple[str, float | None]], known: str,
+                learned: list[Learned], limit: int = 5) -> list[tuple[str, float | None]]:
+    """The final differential as the doctor reports it: the two reads pooled (:func:`pooled`),
+    the conditions the results conclude first (:func:`concluded_by_results`), the conditions
+    the patient already has last (:func:`demote_known`)."""
+    return demote_known(concluded_by_results(pooled(final, working, limit), learned), known)
+
+
 def demote_known(items: list[tuple[str, float | None]], known: str) -> list[tuple[str, float | None]]:
     """The differential with the conditions the patient said they already have (``known``:
     their answer about medical conditions and medicines) moved to its end, in their order:
@@ -221,6 +258,51 @@ class Learned:
     kind: str
     asked: str
     answer: str
+
+
+def result_lines(asked: str, answer: str) -> list[str]:
+    """A technician's reply as the static prompt's lines, one result a line: split at each
+    "RESULTS:" and, within one, where another "Section > Item:" finding begins. A result
+    without a label of its own ("Lesions consistent with ...") is put under what was ordered."""
+    out = []
+    for part in _RESULTS.split(answer):
+        for line in _FINDING.split(part):
+            line = line.strip(" ;,")
+            if line:
+                out.append(line if _LABELLED.match(line) else f"{asked}: {line}")
+    return out
+
+
+def record_vignette(case: Case, learned: list[Learned]) -> str:
+    """The summarised record in the static prompt's form (the diagnosis call's input): the
+    checklist's answers under its labels, another question's answer with its question, and
+    each examination finding and test result on a line of its own."""
+    labels = dict(zip(CHECKLIST, CHECKLIST_LABELS))
+    facts = "\n".join(f"- {labels[x.asked]}: {x.answer}" if x.asked in labels else f'- (asked "{x.asked}") {x.answer}'
+                      for x in learned if x.kind == "patient") or "- nothing"
+    exam = "\n".join(f"- {line}" for x in learned if x.kind == "exam" for line in result_lines(x.asked, x.answer))
+    tests = "\n".join(f"- {line}" for x in learned if x.kind == "test" for line in result_lines(x.asked, x.answer))
+    return render("focused_final", objective=case.objective, demographics=case.demographics, facts=facts,
+                  exam=exam or "- none done", tests=tests or "- none done")
+
+
+def learned_from_events(events: list[dict[str, Any]]) -> list[Learned]:
+    """What a logged consultation's doctor learned (as :meth:`FocusedDoctor.learned` reads it
+    from its history): each question or order routed to the patient or the technician, with
+    the first reply to the doctor in that turn (a replay of the diagnosis call on a finished
+    run's record)."""
+    out: list[Learned] = []
+    for i, e in enumerate(events):
+        if e.get("type") != "route" or e.get("route") not in ("patient", "measurement"):
+            continue
+        reply = next((u for u in events[i + 1:] if u.get("type") == "utterance" and u.get("turn") == e.get("turn")
+                      and u.get("speaker") != "doctor" and u.get("addressee") == "doctor"), None)
+        if reply is None:
+            continue
+        asked = str(e.get("extracted") or "")
+        kind = "patient" if e["route"] == "patient" else "exam" if is_examination(asked) else "test"
+        out.append(Learned(kind, asked, " ".join(str(reply.get("text") or "").split())))
+    return out
 
 
 @dataclass(frozen=True)
@@ -332,15 +414,11 @@ class FocusedDoctor(LLMDoctor):
         """The summarised record in the static prompt's form (the diagnosis call's input)."""
         case = self.case
         assert case is not None
-        if self.static:
-            facts = format_facts({k: v for k, v in case.patient.items() if k != "Demographics"}, indent="- ")
-            exam = format_facts(case.exam, indent="- ") or "- none recorded"
-            tests = format_facts(case.tests, indent="- ") or "- none recorded"
-        else:
-            got = self.learned()
-            facts = "\n".join(f'- (asked "{x.asked}") {x.answer}' for x in got if x.kind == "patient") or "- nothing"
-            exam = "\n".join(f"- {x.asked}: {x.answer}" for x in got if x.kind == "exam") or "- none done"
-            tests = "\n".join(f"- {x.asked}: {x.answer}" for x in got if x.kind == "test") or "- none done"
+        if not self.static:
+            return record_vignette(case, self.learned())
+        facts = format_facts({k: v for k, v in case.patient.items() if k != "Demographics"}, indent="- ")
+        exam = format_facts(case.exam, indent="- ") or "- none recorded"
+        tests = format_facts(case.tests, indent="- ") or "- none recorded"
         return render("focused_final", objective=case.objective, demographics=case.demographics, facts=facts,
                       exam=exam, tests=tests)
 
@@ -438,7 +516,8 @@ class FocusedDoctor(LLMDoctor):
         reply = self._call(obs, [Message("user", self.vignette())], final_schema(self.focus.final),
                            self.focus.final_tokens)
         final = ranked(reply_json(reply), self.focus.final)
-        got, rule = demote_known(pooled(final, self.working, self.focus.final), self.known_conditions()), "focused_final"
+        got = final_order(final, self.working, self.known_conditions(), self.learned(), self.focus.final)
+        rule = "focused_final"
         if not final and self.working:  # the final call named no condition: the running differential stands
             got, rule = self.working, "focused_working"
         if not got:

@@ -345,3 +345,65 @@ def test_order_sets_follow_the_words_of_the_complaint_outside_a_negation():
     assert order_set_tests(["A lump in the breast.", "A cough and a rash."], limit=1) == ["Mammography",
                                                                                           "Breast biopsy"]
     assert order_set_tests(["Feeling tired all the time."]) == []
+
+
+def test_the_record_is_read_as_the_static_prompt_lays_a_case_out():
+    """The diagnosis call's record: the checklist's answers under labels, another question
+    with its question, and one line per result (a technician's reply split at each
+    RESULTS: and at each "Section > Item:" finding; a result without a label of its own
+    under what was ordered)."""
+    from agents.cases.model import Case
+    from agents.participants.focused import Learned, record_vignette
+
+    case = Case(id="x", objective="Diagnose the cough.", demographics="40-year-old man", patient={}, exam={}, tests={},
+                diagnosis="Pneumonia", source="test:1")
+    learned = [
+        Learned("patient", CHECKLIST[0], "I have had a cough for a week."),
+        Learned("patient", "Do you keep birds?", "Yes, two parrots."),
+        Learned("exam", EXAMINATION, "RESULTS: Vital Signs > Temperature: 38.9 C, Vital Signs > Heart Rate: 104, "
+                                     "Chest > Auscultation: Crackles, left base"),
+        Learned("test", "Chest X-ray; Complete blood count",
+                "RESULTS: Consolidation of the left lower lobe. RESULTS: Complete blood count: WBC 15.1; platelets 300"),
+        Learned("note", "Biopsy", "Not possible here."),
+    ]
+    text = record_vignette(case, learned)
+    lines = text.splitlines()
+    assert "- Presenting complaint: I have had a cough for a week." in lines
+    assert '- (asked "Do you keep birds?") Yes, two parrots.' in lines
+    assert lines[lines.index("Examination findings:") + 1:lines.index("Test results:")] == [
+        "- Vital Signs > Temperature: 38.9 C", "- Vital Signs > Heart Rate: 104", "- Chest > Auscultation: Crackles, left base"]
+    tests = lines[lines.index("Test results:") + 1:]
+    assert tests[:2] == ["- Chest X-ray; Complete blood count: Consolidation of the left lower lobe.",
+                         "- Complete blood count: WBC 15.1; platelets 300"]
+    assert "RESULTS" not in text and "Biopsy" not in text and text.count("(asked") == 1
+
+
+def test_the_record_a_finished_runs_log_holds_is_the_one_its_doctor_read(case, no_order_sets):
+    """A replay of the diagnosis call (benchmarks/focused_final_replay.py) renders what the
+    doctor learned from the log's routes and replies: the very prompt the doctor sent."""
+    from agents.participants.focused import learned_from_events, record_vignette
+
+    doc = Doctor()
+    _, events = run(case, doc, max_turns=10)
+    _, last = doc.prompts[-1]
+    learned = learned_from_events(events)
+    assert {x.kind for x in learned} == {"patient", "exam", "test"}
+    assert record_vignette(case, learned) == last[0]
+
+
+def test_a_condition_a_result_concludes_goes_first_and_a_weaker_cue_or_another_name_does_not():
+    from agents.participants.focused import Learned, concluded_by_results, final_order
+
+    items = [("Multiple sclerosis (MS)", 0.8), ("Crohn disease", 0.6), ("PML (Progressive multifocal encephalopathy)", 0.4),
+             ("Ascites", 0.3)]
+    mri = Learned("test", "MRI brain", "RESULTS: Lesions consistent with progressive multifocal encephalopathy (PML).")
+    assert [d for d, _ in concluded_by_results(items, [mri])][:2] == ["PML (Progressive multifocal encephalopathy)",
+                                                                     "Multiple sclerosis (MS)"]
+    weak = Learned("test", "Abdominal ultrasound", "RESULTS: Fluid suggestive of ascites")  # a finding, not read
+    said_by_patient = Learned("patient", CHECKLIST[0], "My neighbour said it is consistent with ascites")
+    assert concluded_by_results(items, [weak, said_by_patient]) == items
+    # the patient's own condition still goes last, whatever a result says of it
+    known = "I have Crohn disease."
+    crohn = Learned("test", "Colonoscopy", "RESULTS: Findings consistent with Crohn disease")
+    got = final_order(items, [], known, [mri, crohn])
+    assert got[0][0].startswith("PML") and got[-1][0] == "Crohn disease"
