@@ -49,9 +49,10 @@ def _fill(run, rows: list[dict], every: bool = False) -> int:
     if not missing:
         return 0
     cases = {c.id: c for c in load_cases(run.spec["cases"])[0]}
-    base = run.path if (run.path / "events").is_dir() else run.path.parent.parent
+    # a re-scoring's own logs hold its scoring only: the consultation is in the run's log of that name
+    root = run.path.parent.parent if run.path.parent.name == "scores" else run.path
     for r in missing:
-        events = read_events(base / r["events"])
+        events = read_events(root / "events" / Path(r["events"]).name)
         t = Transcript.from_events(events, case_id=r["case_id"])
         for scorer, key, read in ((ElicitationScorer(), "elicited", elicited_row), (OrdersScorer(), "orders", orders_row)):
             s = scorer(cases[r["case_id"]], t, DictSink())
