@@ -107,13 +107,13 @@ _RESULTS = re.compile(r"\bRESULTS:\s*")
 # a finding that begins another "Section > Item:" within one result ("..., Vital Signs > Heart Rate: 88")
 _FINDING = re.compile(r"[;,]\s+(?=[A-Z][A-Za-z0-9 ()/'-]{0,40} > [^:]{1,60}:)")
 _LABELLED = re.compile(r"^[^:.]{2,100}:\s")
-_BRACKETED = re.compile(r"\s*\([^()]*\)\s*$")
+_BRACKETED = re.compile(r"\s*\([^()]*\)\s*$")  # a name's trailing bracket: an initialism, a gloss
 # a result's own conclusion ("... consistent with X", "confirming the diagnosis of X"): the words
 # after it name what the result shows. Weaker cues ("suggestive of", "indicating") name a finding
 # as often as a condition ("suggestive of ascites", "indicating gas") and are not read.
 _CONCLUDES = re.compile(r"\b(?:consistent with|diagnostic of|indicative of|compatible with|in keeping with|"
                         r"confirm(?:s|ing|ed)?(?: the diagnosis of)?)\s+(?:an?\s+|the\s+)?([^.;,\n]{3,80})",
-                        re.IGNORECASE)  # a name's trailing bracket: an initialism, a gloss
+                        re.IGNORECASE)
 _SPEAKER = re.compile(r"^\s*([A-Z][A-Za-z ]{1,20}):\s*")
 
 
