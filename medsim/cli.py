@@ -169,9 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=float, default=None, help="whole-call timeout, seconds (default 120)")
     s.add_argument("--retries", type=int, default=None, help="retries per call on transient errors (default 3)")
     s.add_argument("--label", default=None, help="name of the scores folder (default: from the judge and --scorers)")
-    s.add_argument("--scorers", default=None, metavar="NAME,...",
-                   help="re-run only these scorers (e.g. diagnosis,differential: the judge's verdicts without the "
-                        "fidelity checker); the others' figures are copied from the run (default: all)")
+    s.add_argument("--scorers", type=lambda v: [n.strip() for n in v.split(",") if n.strip()], metavar="NAME,...",
+                   help="re-run only these (e.g. diagnosis,differential); the others' figures are the run's (default: all)")
     from medsim.automedic import add_automedic_parser
 
     add_automedic_parser(sub)  # medsim automedic convert: multiple-choice items -> profiles
@@ -325,8 +324,7 @@ def judge_table(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_score(args: argparse.Namespace) -> int:
     from medsim.score import rescore
 
-    only = None if args.scorers is None else [n.strip() for n in args.scorers.split(",") if n.strip()]
-    o = rescore(args.run_dir, judge_table(args), label=args.label, progress=True, scorers=only)
+    o = rescore(args.run_dir, judge_table(args), label=args.label, progress=True, scorers=args.scorers)
     print(printable(f"re-scored {o.summary['cases']} {o.unit_name}s -> {o.out}"))
     print(printable(f"  this judge:      {o.headline}"))
     print(printable(f"  the run's judge: {o.before}"))
