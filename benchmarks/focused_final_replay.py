@@ -127,6 +127,7 @@ def main() -> None:
             if _MARK not in prompt:
                 continue
             logged = ranked(reply_json(call["output"]), 5)
+            learned = learned_from_events(events)
             reported = [e for e in events if e.get("type") == "differential" and e.get("final")]
             before = [i["diagnosis"] for i in reported[-1]["items"]] if reported else [d for d, _ in logged]
             if args.logged:
@@ -138,11 +139,11 @@ def main() -> None:
                 if args.logged_record:
                     prompt = prompt[:prompt.index(_MARK)] + new_tail
                 else:
-                    prompt = record_vignette(cases[r["case_id"]], learned_from_events(events))
+                    prompt = record_vignette(cases[r["case_id"]], learned)
                 out = llm.generate([Message("user", prompt)], params, CallContext("doctor", r["case_id"], 0))
                 answer = ranked(reply_json(out.text), 5)
             truth = r["truth"]
-            after = [d for d, _ in final_order(answer, _working(events), _known(events), learned_from_events(events))]
+            after = [d for d, _ in final_order(answer, _working(events), _known(events), learned)]
             pairs.append((_rank(before, truth, judge), _rank(after, truth, judge)))
             print(f"{r['case_id']}: truth {truth!r}\n  before {before} -> rank {pairs[-1][0]}\n"
                   f"  after  {after} -> rank {pairs[-1][1]}", flush=True)

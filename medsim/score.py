@@ -132,7 +132,7 @@ def rescore(run_dir: Path, judge: RoleSpec | Mapping[str, Any], *, label: str | 
             unit = units.by_id(key[1])[key[0]]
             new: list[dict[str, Any]] = []
             with EventLog(out / "events" / path.name, keep=new) as log:
-                for e in carried_scores(read_events(path), carried):
+                for e in carried_scores(read_events(path), carried) if carried else ():  # the log's tail: read only then
                     log.emit(e)
                 try:
                     score_case(unit.item, transcript, [s for s in plan.scorers if s.name not in carried], log)
