@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from agents.condition_codes import ConditionCodes
 from agents.condition_lexicon import ConditionLexicon
+from agents.condition_phenotypes import ConditionPhenotypes
 from agents.events import EventSink, JudgeDecision
 from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
@@ -652,6 +653,7 @@ def initialism_of(short: str, name: str) -> bool:
 _NON_KEY = re.compile(r"^\s*non[\s-]+", re.IGNORECASE)  # a key that is the other kind: "Non-Hodgkin lymphoma"
 _CODES = ConditionCodes(lambda name: " ".join(_words(name)))
 _LEXICON = ConditionLexicon(lambda name: " ".join(_words(name)), codes=_CODES.codes)
+_PHENOTYPES = ConditionPhenotypes(lambda name: " ".join(_words(name)), codes=_CODES.codes)
 
 
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
@@ -660,8 +662,10 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     articles, hedges, the key's parenthesised aliases, known abbreviations and synonyms)
     or a more specific form of it is right; then, of what is left, a name ICD-10-CM holds
     under the key's code or a code beneath it is right (:mod:`agents.condition_codes`:
-    "Quinsy" for "Peritonsillar abscess", "Graves disease" for "Hyperthyroidism");
-    anything else is undecided."""
+    "Quinsy" for "Peritonsillar abscess", "Graves disease" for "Hyperthyroidism"), a lay
+    or old name WordNet holds in the key's synset (:mod:`agents.condition_lexicon`) or a
+    name the HPO gives as the key's term or one beneath it (:mod:`agents.condition_phenotypes`:
+    "Clubfoot" for "Talipes equinovarus") is right; anything else is undecided."""
     v = _precheck(diagnosis, truth)
     if v.correct is not None or v.rule != "undecided" or diagnosis is None:
         return v
@@ -682,6 +686,14 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
             _, offset, names = got
             return Verdict(True, "precheck", "wordnet_same", f"WordNet 3.0 names '{dx[:80]}' and '{t}' as one "
                            f"condition ({', '.join(names[:5])}; synset {offset})")
+    for t in keys:
+        got = _PHENOTYPES.relation(dx, t)
+        if got:
+            how, mine, theirs = got
+            said = (f"the HPO names '{dx[:80]}' and '{t}' as one term ({mine} {_PHENOTYPES.label(mine)})"
+                    if how == "same" else f"the HPO holds '{dx[:80]}' ({mine} {_PHENOTYPES.label(mine)}) under "
+                    f"'{t}' ({theirs} {_PHENOTYPES.label(theirs)})")
+            return Verdict(True, "precheck", f"hpo_{how}", said)
     return v
 
 

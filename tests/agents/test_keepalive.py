@@ -52,7 +52,7 @@ def test_threads_share_the_servers_pool_one_connection_per_call_at_a_time():
         for t in ts:
             t.join()
     assert len(srv.chats()) == 9
-    assert 1 <= len(set(ports(srv))) <= 3  # at most one per call in flight, each kept and used again
+    assert 0 < len(set(ports(srv))) <= 3  # at most one per call in flight, each kept and used again
 
 
 def test_a_connection_the_server_closed_is_not_reused():
