@@ -42,7 +42,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["ConditionCodes", "data_file"]
+__all__ = ["ConditionCodes", "data_file", "filed_apart"]
 
 _PARENS = re.compile(r"\([^)]*\)")
 _SUFFIX = re.compile(r",\s*(unspecified|not elsewhere classified)\b.*$|\s+NOS\b|\bof unspecified site\b", re.IGNORECASE)
@@ -62,6 +62,20 @@ def data_file() -> Path | None:
         if found:
             return found[-1]
     return None
+
+
+def filed_apart(mine: frozenset[str], theirs: frozenset[str], *, by_category: bool = False) -> bool:
+    """Whether two names' codes (both known) tell them apart: no code shared and none
+    nested in another, or with ``by_category`` no category (a code's first three
+    characters) shared: a category's subcategories divide one condition by cause, site or
+    course ("Hay fever", J30.1, is pollen's allergic rhinitis, "Allergic rhinitis" J30.9)."""
+    if not mine or not theirs:
+        return False
+    if by_category:
+        return not {c[:3] for c in mine} & {c[:3] for c in theirs}
+    if mine & theirs:
+        return False
+    return not any(x.startswith(y) or y.startswith(x) for x in mine for y in theirs)
 
 
 def _forms(text: str) -> Iterator[str]:

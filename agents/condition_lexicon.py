@@ -26,6 +26,8 @@ import importlib.util
 from pathlib import Path
 from typing import Callable, Iterator
 
+from agents.condition_codes import filed_apart
+
 __all__ = ["ConditionLexicon", "data_file"]
 
 STATES = "26"  # WordNet's lexicographer file number of noun.state
@@ -102,12 +104,7 @@ class ConditionLexicon:
 
     def _filed_apart(self, a: str, b: str) -> bool:
         """Whether ICD-10-CM holds both names under codes neither one nor nested."""
-        if self.codes is None:
-            return False
-        ca, cb = self.codes(a), self.codes(b)
-        if not ca or not cb or ca & cb:
-            return False
-        return not any(x.startswith(y) or y.startswith(x) for x in ca for y in cb)
+        return self.codes is not None and filed_apart(self.codes(a), self.codes(b))
 
     def relation(self, diagnosis: str, truth: str) -> tuple[str, str, tuple[str, ...]] | None:
         """("same", the synset's offset, its names) when WordNet holds both names in one

@@ -29,6 +29,8 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
+from agents.condition_codes import filed_apart
+
 __all__ = ["ConditionPhenotypes", "data_file"]
 
 _SYNONYM = re.compile(r'^synonym:\s*"((?:[^"\\]|\\.)*)"\s+EXACT\b(?:\s+([A-Za-z_:0-9]+))?')
@@ -138,14 +140,10 @@ class ConditionPhenotypes:
         return self._ancestors[tid]
 
     def _filed_apart(self, a: str, b: str) -> bool:
-        """Whether ICD-10-CM holds both names, and in different categories (the code's
-        first three characters): a category's subcategories divide one condition by cause,
-        site or course ("Hay fever" is J30.1, pollen's allergic rhinitis, "Allergic
-        rhinitis" J30.9), while different categories are different conditions."""
-        if self.codes is None:
-            return False
-        ca, cb = {c[:3] for c in self.codes(a)}, {c[:3] for c in self.codes(b)}
-        return bool(ca and cb and not ca & cb)
+        """Whether ICD-10-CM holds both names, and in different categories
+        (:func:`agents.condition_codes.filed_apart`): different categories are different
+        conditions, while one category's subcategories may divide one condition."""
+        return self.codes is not None and filed_apart(self.codes(a), self.codes(b), by_category=True)
 
     def relation(self, diagnosis: str, truth: str) -> tuple[str, str, str] | None:
         """("same" | "more_specific", the diagnosis's term, the truth's term) when the HPO
