@@ -785,8 +785,9 @@ RELATIONS = {"same": True, "more_specific": True, "broader": False, "sibling": F
 # keep a small model's JSON valid). Measured on the shipped pairs with the embedded model (issue 22):
 # asking the reason first made its reasons echo the prompt's "different condition" and agreement fell
 # (0.863 tuning, 0.878 held out, against 0.912 and 0.902); letting a reason that says "X is a subtype
-# of Y" overrule the relation gained as many false positives (siblings it misnamed subtypes) as it
-# removed false negatives. Neither is used. A second look at a "different" or "sibling" relation
+# of Y" overrule the relation alone gained as many false positives (siblings it misnamed subtypes) as
+# it removed false negatives: neither is used. Such a reason is now only a cause to ask the other way
+# round (_subtype_both_ways), or, naming the key the subtype, a veto on a "right" (docs/suites.md). A second look at a "different" or "sibling" relation
 # (each name put to the model alone for its standard medical name, then the pre-check on the
 # names it gave) turned as many verdicts wrong as right: 0.905 before and after on all 201
 # pairs (held out 0.902 both), 2 false negatives fewer, 2 false positives more ("Neuromuscular
@@ -917,12 +918,18 @@ def judge_diagnosis(
             raise JudgeUnparsed(f"judge reply could not be parsed: {reply[:200]!r}")
         v = Verdict(verdict, "llm", rule, reply)
         part = part_of_key(diagnosis, truth) if verdict else None
-        if part:
+        if verdict and reply_format == "json" and subtype_in_reason(reply, diagnosis, truth) == "key":
+            v = Verdict(False, "llm", "reason_says_broader", f"{reply} | its reason calls the key '{truth[:80]}' a "
+                        "subtype of the diagnosis: the diagnosis is the broader name, whatever the relation says")
+        elif part:
             v = Verdict(False, "llm", "part_of_key", f"{reply} | '{part[0][:80]}' is a part of the key '{truth[:80]}' "
                         f"without {', '.join(part[1])}: a broader name, not the key nor a kind of it")
         elif verdict and reply_format == "json" and reply_relation(reply) == "same":
             v = _swapped(v, diagnosis, truth, llm=llm, params=params, ctx=CallContext("judge", case_id, turn),
                          sink=sink, policy=policy)
+        elif not verdict and reply_format == "json" and reason_names_subtype(reply, diagnosis, truth):
+            v = _subtype_both_ways(v, diagnosis, truth, llm=llm, params=params,
+                                   ctx=CallContext("judge", case_id, turn), sink=sink, policy=policy)
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
                             truth=truth, rationale=v.rationale, rule=v.rule))
     return v
@@ -999,6 +1006,64 @@ def _swapped(v: Verdict, diagnosis: str, truth: str, *, llm: LLM, params: Genera
     if relation in ("different", "sibling") and shared:
         return Verdict(False, "llm", "swapped_neighbour", note + f" -> another member of the family "
                        f"'{' '.join(sorted(shared))}'")
+    return Verdict(v.correct, v.method, v.rule, note)
+
+
+_SUBTYPE_REASON = re.compile(
+    r"^\s*(?:the\s+)?(?P<a>.+?)\s+is\s+(?:a|an)\s+(?:(?:specific|more specific|particular|rare|common)\s+)?"
+    r"(?:subtype|sub-type|type|form|kind|variant|subset|cause)\s+of\s+(?:the\s+|an?\s+)?(?P<b>.+?)\s*(?:[,.;:]|\s+but\b|\s+and\b|$)",
+    re.IGNORECASE)
+
+
+def subtype_in_reason(reply: str, diagnosis: str, truth: str) -> str | None:
+    """Which of the two names a JSON reply's reason calls, in so many words, a subtype (a
+    type, form, kind, variant) of the other: "diagnosis" for "Glioblastoma is a subtype of
+    brain tumor" (key: brain tumor), "key" for "Hyperkalemia is a subtype of electrolyte
+    disturbance" (diagnosis: electrolyte disturbance), else None. Both names must be the
+    ones asked about, after the judge's folding."""
+    try:
+        why = json.loads(reply).get("why", "")
+    except (ValueError, AttributeError):
+        return None
+    m = _SUBTYPE_REASON.match(why if isinstance(why, str) else "")
+    if m is None:
+        return None
+    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
+    fold = lambda t: " ".join(_words(t))  # noqa: E731
+    mine = {fold(strip_hedges(raw) or raw), fold(raw)}
+    main, aliases = _key_forms(truth)
+    keys = {fold(t) for t in (truth, main, *aliases)}
+    a, b = fold(m.group("a")), fold(m.group("b"))
+    return "diagnosis" if a in mine and b in keys else "key" if a in keys and b in mine else None
+
+
+def reason_names_subtype(reply: str, diagnosis: str, truth: str) -> bool:
+    """Whether the reply's reason calls the diagnosis a subtype of the key
+    (:func:`subtype_in_reason`)."""
+    return subtype_in_reason(reply, diagnosis, truth) == "diagnosis"
+
+
+def _subtype_both_ways(v: Verdict, diagnosis: str, truth: str, *, llm: LLM, params: GenerateParams,
+                       ctx: CallContext, sink: EventSink, policy: RetryPolicy) -> Verdict:
+    """A "different" whose own reason calls the diagnosis a subtype of the key, asked the
+    other way round by the model (the key as the diagnosis): a subtype is a subtype from
+    both sides, so if the key then comes out broader than the diagnosis the diagnosis is a
+    more specific form of the key, right; anything else keeps the verdict (a sibling the
+    model misnamed a subtype is not broader from the other side). A pair the pre-check
+    decides the other way round keeps it too: there the pre-check's "broader" is only the
+    word overlap it declined to call "more specific" ("Tumor lysis syndrome", "Tumor"). Issue 22 names the
+    class (the reason contradicts the relation); letting the reason alone overrule the
+    relation was measured to add as many false positives as it removed."""
+    back = precheck(truth, diagnosis)
+    if back.correct is not None:  # its "broader" is the word overlap the pre-check declined the other way
+        return Verdict(v.correct, v.method, v.rule, f"{v.rationale} | asked the other way round, pre-check "
+                       f"{back.rule}: not confirmed by the model")
+    out = generate_logged(llm, judge_messages(truth, diagnosis, "json"), params, ctx, sink, policy)
+    said = out.text.strip()
+    relation = reply_relation(said)
+    note = f"{v.rationale} | asked the other way round ('{truth[:80]}' for '{diagnosis[:80]}'): {said[:200]}"
+    if relation == "broader":
+        return Verdict(True, "llm", "subtype_both_ways", note + " -> the diagnosis is a more specific form of the key")
     return Verdict(v.correct, v.method, v.rule, note)
 
 

@@ -517,3 +517,60 @@ def test_a_held_out_split_is_counted_apart(tmp_path):
     shipped = shipped_pairs()
     held = [x for x in shipped if x.split == "held_out"]
     assert len(held) >= 40 and len(shipped) - len(held) >= 150
+
+
+# ------------------------------------------- a "different" whose reason names a subtype, asked back
+def _subtype_reply(dx, truth):
+    return json.dumps({"relation": "different", "why": f"{dx} is a subtype of {truth}"})
+
+
+def test_a_different_whose_reason_names_a_subtype_and_broader_the_other_way_round_is_right():
+    llm = Canned(_subtype_reply("Glioblastoma", "brain tumor"), '{"relation": "broader", "why": "a class"}')
+    v, sink = _judge("Glioblastoma", "Brain tumor", llm)
+    assert v.correct is True and v.rule == "subtype_both_ways" and llm.calls == 2
+    assert _swapped_question(llm) == ("Brain tumor", "Glioblastoma")
+    dec = [e for e in sink.events if isinstance(e, JudgeDecision)]
+    assert len(dec) == 1 and dec[0].correct is True and "other way round" in dec[0].rationale
+
+
+@pytest.mark.parametrize("back", ['{"relation": "sibling", "why": "x"}', '{"relation": "different", "why": "x"}',
+                                  '{"relation": "more_specific", "why": "x"}', '{"relation": "same", "why": "x"}'])
+def test_a_subtype_reason_the_other_way_round_does_not_confirm_keeps_the_verdict(back):
+    llm = Canned(_subtype_reply("Vascular dementia", "Alzheimer disease"), back)
+    v, _ = _judge("Vascular dementia", "Alzheimer disease", llm)
+    assert v.correct is False and v.rule == "json_relation" and llm.calls == 2
+
+
+@pytest.mark.parametrize("reply", [
+    '{"relation": "different", "why": "Brain tumor is a subtype of glioblastoma"}',  # the key named the subtype
+    '{"relation": "different", "why": "Glioma is a subtype of brain tumor"}',  # another name than the one asked
+    '{"relation": "different", "why": "a different condition"}',
+    '{"relation": "different", "why": "Glioblastoma is not a subtype of brain tumor"}',
+    'No, different.',
+])
+def test_only_a_reason_naming_the_diagnosis_a_subtype_of_the_key_is_asked_back(reply):
+    llm = Canned(reply)
+    v, _ = _judge("Glioblastoma", "Brain tumor", llm, reply_format="json" if reply.startswith("{") else "text")
+    assert v.correct is False and llm.calls == 1
+
+
+def test_a_pair_the_pre_check_decides_the_other_way_round_keeps_its_verdict():
+    # undecided forward (a word past the key's noun), "broader" backward only by word overlap:
+    # not evidence of a subtype ("Tumor lysis syndrome" is no tumor); no second call
+    llm = Canned(_subtype_reply("Tumor lysis syndrome", "tumor"))
+    v, _ = _judge("Tumor lysis syndrome", "Tumor", llm)
+    assert v.correct is False and llm.calls == 1 and "not confirmed" in v.rationale
+
+
+@pytest.mark.parametrize("relation", ["same", "more_specific"])
+def test_a_right_whose_reason_calls_the_key_the_subtype_is_a_broader_name(relation):
+    reply = json.dumps({"relation": relation, "why": "Hyperkalemia is a subtype of electrolyte disturbance"})
+    llm = Canned(reply, SAME)
+    v, _ = _judge("Electrolyte disturbance", "Hyperkalemia", llm)
+    assert v.correct is False and v.rule == "reason_says_broader" and llm.calls == 1
+
+
+def test_a_right_whose_reason_calls_the_diagnosis_the_subtype_stands():
+    llm = Canned(json.dumps({"relation": "more_specific", "why": "Glioblastoma is a subtype of brain tumor"}))
+    v, _ = _judge("Glioblastoma", "Brain tumor", llm)
+    assert v.correct is True and llm.calls == 1
