@@ -651,9 +651,16 @@ def initialism_of(short: str, name: str) -> bool:
 
 
 _NON_KEY = re.compile(r"^\s*non[\s-]+", re.IGNORECASE)  # a key that is the other kind: "Non-Hodgkin lymphoma"
-_CODES = ConditionCodes(lambda name: " ".join(_words(name)))
-_LEXICON = ConditionLexicon(lambda name: " ".join(_words(name)), codes=_CODES.codes)
-_PHENOTYPES = ConditionPhenotypes(lambda name: " ".join(_words(name)), codes=_CODES.codes)
+
+
+def _vocab_key(name: str) -> str:
+    """A name as the pre-check's vocabularies look it up: its canonical words, joined."""
+    return " ".join(_words(name))
+
+
+_CODES = ConditionCodes(_vocab_key)
+_LEXICON = ConditionLexicon(_vocab_key, codes=_CODES.codes)
+_PHENOTYPES = ConditionPhenotypes(_vocab_key, codes=_CODES.codes)
 
 
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
@@ -787,7 +794,8 @@ RELATIONS = {"same": True, "more_specific": True, "broader": False, "sibling": F
 # (0.863 tuning, 0.878 held out, against 0.912 and 0.902); letting a reason that says "X is a subtype
 # of Y" overrule the relation alone gained as many false positives (siblings it misnamed subtypes) as
 # it removed false negatives: neither is used. Such a reason is now only a cause to ask the other way
-# round (_subtype_both_ways), or, naming the key the subtype, a veto on a "right" (docs/suites.md). A second look at a "different" or "sibling" relation
+# round (_subtype_both_ways), or, naming the key the subtype, a veto on a "right" (docs/suites.md).
+# A second look at a "different" or "sibling" relation
 # (each name put to the model alone for its standard medical name, then the pre-check on the
 # names it gave) turned as many verdicts wrong as right: 0.905 before and after on all 201
 # pairs (held out 0.902 both), 2 false negatives fewer, 2 false positives more ("Neuromuscular
@@ -918,7 +926,8 @@ def judge_diagnosis(
             raise JudgeUnparsed(f"judge reply could not be parsed: {reply[:200]!r}")
         v = Verdict(verdict, "llm", rule, reply)
         part = part_of_key(diagnosis, truth) if verdict else None
-        if verdict and reply_format == "json" and subtype_in_reason(reply, diagnosis, truth) == "key":
+        subtype = subtype_in_reason(reply, diagnosis, truth) if reply_format == "json" else None
+        if verdict and subtype == "key":
             v = Verdict(False, "llm", "reason_says_broader", f"{reply} | its reason calls the key '{truth[:80]}' a "
                         "subtype of the diagnosis: the diagnosis is the broader name, whatever the relation says")
         elif part:
@@ -927,7 +936,7 @@ def judge_diagnosis(
         elif verdict and reply_format == "json" and reply_relation(reply) == "same":
             v = _swapped(v, diagnosis, truth, llm=llm, params=params, ctx=CallContext("judge", case_id, turn),
                          sink=sink, policy=policy)
-        elif not verdict and reply_format == "json" and reason_names_subtype(reply, diagnosis, truth):
+        elif not verdict and subtype == "diagnosis":
             v = _subtype_both_ways(v, diagnosis, truth, llm=llm, params=params,
                                    ctx=CallContext("judge", case_id, turn), sink=sink, policy=policy)
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
@@ -1029,18 +1038,11 @@ def subtype_in_reason(reply: str, diagnosis: str, truth: str) -> str | None:
     if m is None:
         return None
     raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
-    fold = lambda t: " ".join(_words(t))  # noqa: E731
-    mine = {fold(strip_hedges(raw) or raw), fold(raw)}
+    mine = {_vocab_key(strip_hedges(raw) or raw), _vocab_key(raw)}
     main, aliases = _key_forms(truth)
-    keys = {fold(t) for t in (truth, main, *aliases)}
-    a, b = fold(m.group("a")), fold(m.group("b"))
+    keys = {_vocab_key(t) for t in (truth, main, *aliases)}
+    a, b = _vocab_key(m.group("a")), _vocab_key(m.group("b"))
     return "diagnosis" if a in mine and b in keys else "key" if a in keys and b in mine else None
-
-
-def reason_names_subtype(reply: str, diagnosis: str, truth: str) -> bool:
-    """Whether the reply's reason calls the diagnosis a subtype of the key
-    (:func:`subtype_in_reason`)."""
-    return subtype_in_reason(reply, diagnosis, truth) == "diagnosis"
 
 
 def _subtype_both_ways(v: Verdict, diagnosis: str, truth: str, *, llm: LLM, params: GenerateParams,
@@ -1051,9 +1053,9 @@ def _subtype_both_ways(v: Verdict, diagnosis: str, truth: str, *, llm: LLM, para
     more specific form of the key, right; anything else keeps the verdict (a sibling the
     model misnamed a subtype is not broader from the other side). A pair the pre-check
     decides the other way round keeps it too: there the pre-check's "broader" is only the
-    word overlap it declined to call "more specific" ("Tumor lysis syndrome", "Tumor"). Issue 22 names the
-    class (the reason contradicts the relation); letting the reason alone overrule the
-    relation was measured to add as many false positives as it removed."""
+    word overlap it declined to call "more specific" ("Tumor lysis syndrome", "Tumor").
+    Issue 22 names the class (the reason contradicts the relation); letting the reason alone
+    overrule the relation was measured to add as many false positives as it removed."""
     back = precheck(truth, diagnosis)
     if back.correct is not None:  # its "broader" is the word overlap the pre-check declined the other way
         return Verdict(v.correct, v.method, v.rule, f"{v.rationale} | asked the other way round, pre-check "
