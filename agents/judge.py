@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from agents.condition_codes import ConditionCodes
 from agents.condition_lexicon import ConditionLexicon
 from agents.condition_phenotypes import ConditionPhenotypes
+from agents.condition_thesaurus import ConditionThesaurus, written_in
 from agents.events import EventSink, JudgeDecision
 from agents.llm.base import LLM, CallContext, GenerateParams, Message
 from agents.llm.calls import RetryPolicy, generate_logged
@@ -661,6 +662,7 @@ def _vocab_key(name: str) -> str:
 _CODES = ConditionCodes(_vocab_key)
 _LEXICON = ConditionLexicon(_vocab_key, codes=_CODES.codes)
 _PHENOTYPES = ConditionPhenotypes(_vocab_key, codes=_CODES.codes)
+_THESAURUS = ConditionThesaurus(_vocab_key)
 
 
 def precheck(diagnosis: str | None, truth: str) -> Verdict:
@@ -701,7 +703,45 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
                     if how == "same" else f"the HPO holds '{dx[:80]}' ({mine} {_PHENOTYPES.label(mine)}) under "
                     f"'{t}' ({theirs} {_PHENOTYPES.label(theirs)})")
             return Verdict(True, "precheck", f"hpo_{how}", said)
-    return v
+    return _thesaurus_verdict(dx, keys) or v
+
+
+_HEAD_NOUNS = {_spell(w) for w in ("disease", "syndrome", "disorder", "condition")}  # add nothing to a name
+
+
+def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
+    """medsim's thesaurus (:mod:`agents.condition_thesaurus`): the diagnosis a name of the
+    key's condition or of one beneath it ("Glue ear" for otitis media with effusion,
+    "Ulcerative colitis" for inflammatory bowel disease), or, by the pre-check's own word
+    rules, a more specific form of such a name ("Bleeding duodenal ulcer" for peptic ulcer
+    disease, through "Duodenal ulcer"; of the key's other names, only with a side, an acuity or
+    the like: "Right CRAO" for central retinal artery occlusion), unless the thesaurus holds the diagnosis whole as a
+    condition of its own ("Stomach flu" holds "flu" but is viral gastroenteritis, not
+    influenza). Right or nothing, never wrong."""
+    for t in keys:
+        got = _THESAURUS.relation(dx, t)
+        if got:
+            how, mine, theirs = got
+            said = (f"medsim's thesaurus names '{dx[:80]}' and '{t}' as one condition (line {mine})" if how == "same"
+                    else f"medsim's thesaurus holds '{dx[:80]}' (line {mine}) beneath '{t}' (line {theirs})")
+            return Verdict(True, "precheck", f"thesaurus_{how}", said)
+    if _THESAURUS.conditions(dx):  # a condition of its own there, not the key's nor beneath it ("Stomach flu")
+        return None
+    for t in keys:
+        for name, how, line in _THESAURUS.narrower(t):
+            if not written_in(name, dx):
+                continue
+            w = _precheck(dx, name)
+            if w.correct and how == "same" and w.rule == "more_specific" and (
+                    _core(_words(dx)) - _core(_words(name))) - _QUALIFIER_CANON:
+                continue  # the key's other name with words of its own: "Torsion of the appendix testis", not the testis
+            if w.correct:
+                plain = w.rule != "more_specific" or not (_core(_words(dx)) - _core(_words(name))) - _HEAD_NOUNS
+                rel = "same" if how == "same" and plain else "more_specific"
+                where = "another name of" if how == "same" else "a kind of"
+                return Verdict(True, "precheck", f"thesaurus_{rel}", f"medsim's thesaurus holds '{name}' as {where} "
+                               f"'{t}' (line {line}), and '{dx[:80]}' names it ({w.rule}: {w.rationale[:120]})")
+    return None
 
 
 def _precheck(diagnosis: str | None, truth: str) -> Verdict:

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from agents.condition_thesaurus import ConditionThesaurus
 from agents.events import JudgeDecision, ListSink
 from agents.judge import (JUDGE_SCHEMA, JudgeUnparsed, Verdict, judge_diagnosis, not_a_diagnosis,
                           parse_verdict, precheck, strip_hedges, strip_lead_in)
@@ -244,6 +245,14 @@ class Canned:
         return Output(text=self.replies.pop(0), model=self.name)
 
 
+@pytest.fixture()
+def without_thesaurus(monkeypatch, tmp_path):
+    """The judge without medsim's thesaurus: for tests of the model's path on pairs the
+    thesaurus now decides in the pre-check (agents.condition_thesaurus)."""
+    import agents.judge as judge
+    monkeypatch.setattr(judge, "_THESAURUS", ConditionThesaurus(judge._vocab_key, tmp_path / "none.txt"))
+
+
 def _judge(dx, truth, llm, **kw):
     sink = ListSink()
     v = judge_diagnosis(dx, truth, llm=llm, params=GenerateParams(max_tokens=60), case_id="c", turn=3, sink=sink, **kw)
@@ -321,6 +330,7 @@ def test_a_same_that_is_a_different_condition_the_other_way_round_in_one_family_
     assert v.correct is False and v.rule == "swapped_neighbour" and "arthritis" in v.rationale
 
 
+@pytest.mark.usefixtures("without_thesaurus")
 @pytest.mark.parametrize("dx,truth", [("Slapped cheek syndrome", "Erythema infectiosum"),  # no shared word
                                       ("Cushing syndrome", "Cushing disease")])  # asked back: same
 def test_a_same_stands_when_the_other_way_round_agrees_or_shares_no_family(dx, truth):
@@ -330,6 +340,15 @@ def test_a_same_stands_when_the_other_way_round_agrees_or_shares_no_family(dx, t
     assert v.correct is True and v.rule == "json_relation" and llm.calls == 2
 
 
+def test_with_the_thesaurus_the_pre_check_answers_the_other_way_round():
+    # Cushing disease is a kind of Cushing syndrome in medsim's thesaurus: the model's "same"
+    # for the broader name is turned wrong by the pre-check asked the other way round
+    llm = Canned(SAME)
+    v, _ = _judge("Cushing syndrome", "Cushing disease", llm)
+    assert v.correct is False and v.rule == "swapped_broader" and llm.calls == 1 and "thesaurus" in v.rationale
+
+
+@pytest.mark.usefixtures("without_thesaurus")
 def test_the_generic_words_make_no_family():
     llm = Canned(SAME, '{"relation": "sibling", "why": "x"}')
     v, _ = _judge("Addison disease", "Primary adrenal insufficiency disease", llm)
@@ -524,6 +543,7 @@ def _subtype_reply(dx, truth):
     return json.dumps({"relation": "different", "why": f"{dx} is a subtype of {truth}"})
 
 
+@pytest.mark.usefixtures("without_thesaurus")
 def test_a_different_whose_reason_names_a_subtype_and_broader_the_other_way_round_is_right():
     llm = Canned(_subtype_reply("Glioblastoma", "brain tumor"), '{"relation": "broader", "why": "a class"}')
     v, sink = _judge("Glioblastoma", "Brain tumor", llm)
@@ -541,6 +561,7 @@ def test_a_subtype_reason_the_other_way_round_does_not_confirm_keeps_the_verdict
     assert v.correct is False and v.rule == "json_relation" and llm.calls == 2
 
 
+@pytest.mark.usefixtures("without_thesaurus")
 @pytest.mark.parametrize("reply", [
     '{"relation": "different", "why": "Brain tumor is a subtype of glioblastoma"}',  # the key named the subtype
     '{"relation": "different", "why": "Glioma is a subtype of brain tumor"}',  # another name than the one asked
@@ -570,6 +591,7 @@ def test_a_right_whose_reason_calls_the_key_the_subtype_is_a_broader_name(relati
     assert v.correct is False and v.rule == "reason_says_broader" and llm.calls == 1
 
 
+@pytest.mark.usefixtures("without_thesaurus")
 def test_a_right_whose_reason_calls_the_diagnosis_the_subtype_stands():
     llm = Canned(json.dumps({"relation": "more_specific", "why": "Glioblastoma is a subtype of brain tumor"}))
     v, _ = _judge("Glioblastoma", "Brain tumor", llm)

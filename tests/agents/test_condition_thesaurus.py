@@ -1,0 +1,137 @@
+"""medsim's thesaurus as the judge's pre-check reads it (agents.condition_thesaurus): names
+of one line are one condition, a condition beneath another along '<' is a more specific
+form of it, an ambiguous name says nothing, and nothing is ever said to differ."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import agents.judge as judge
+from agents.condition_thesaurus import ConditionThesaurus, ThesaurusError, data_file, parse
+from agents.judge import _words, precheck
+
+
+def key(name: str) -> str:
+    return " ".join(_words(name))
+
+
+TEXT = """# a handmade thesaurus
+Hereditary hemorrhagic telangiectasia | Osler-Weber-Rendu syndrome | Rendu-Osler-Weber disease
+Inflammatory bowel disease | IBD
+Ulcerative colitis < Inflammatory bowel disease
+Pancolitis < Ulcerative colitis
+Crohn disease | Regional enteritis < Inflammatory bowel disease
+Peptic ulcer disease
+Duodenal ulcer < Peptic ulcer disease
+Glioblastoma | Glioblastoma multiforme < Brain tumor   # the family has no line of its own
+Lumbago | Low back pain
+Lumbago | Sciatica
+Influenza | Flu
+Viral gastroenteritis | Stomach flu
+Testicular torsion | Torsion of the testis
+Restless legs syndrome | RLS | Willis-Ekbom disease
+Melanoma < Skin cancer
+Uveal melanoma | Choroidal melanoma < Eye cancer
+"""
+
+
+@pytest.fixture()
+def thesaurus(tmp_path: Path) -> ConditionThesaurus:
+    path = tmp_path / "thesaurus.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    return ConditionThesaurus(key, path)
+
+
+def test_names_of_one_line_are_the_same_condition(thesaurus):
+    how, mine, theirs = thesaurus.relation("Osler-Weber-Rendu syndrome", "Hereditary haemorrhagic telangiectasia")
+    assert how == "same" and mine == theirs == 2
+    assert thesaurus.relation("Rendu-Osler-Weber disease", "Osler-Weber-Rendu syndrome")[0] == "same"
+    assert thesaurus.relation("Regional enteritis", "Crohn's disease")[0] == "same"
+
+
+def test_a_condition_beneath_another_is_more_specific_at_any_depth(thesaurus):
+    assert thesaurus.relation("Ulcerative colitis", "Inflammatory bowel disease")[0] == "more_specific"
+    assert thesaurus.relation("Pancolitis", "IBD")[0] == "more_specific"  # two levels down, the family by another name
+    assert thesaurus.relation("Glioblastoma multiforme", "Brain tumour")[0] == "more_specific"  # a family only after '<'
+
+
+def test_never_broader_never_different_and_never_a_sibling(thesaurus):
+    assert thesaurus.relation("Inflammatory bowel disease", "Ulcerative colitis") is None  # broader
+    assert thesaurus.relation("Crohn disease", "Ulcerative colitis") is None  # siblings
+    assert thesaurus.relation("Duodenal ulcer", "Crohn disease") is None  # unrelated
+    assert thesaurus.relation("Appendicitis", "Crohn disease") is None  # unknown
+    assert thesaurus.relation("Crohn disease", "Crohn disease") is None  # the same words are not the thesaurus's to say
+
+
+def test_an_ambiguous_name_says_nothing(thesaurus):
+    assert thesaurus.conditions("Lumbago") and len(thesaurus.conditions("Lumbago")) == 2
+    assert thesaurus.relation("Lumbago", "Low back pain") is None
+    assert thesaurus.relation("Sciatica", "Lumbago") is None
+    assert list(thesaurus.narrower("Lumbago")) == []
+
+
+def test_narrower_gives_the_keys_other_names_then_the_conditions_beneath_nearest_first(thesaurus):
+    assert list(thesaurus.narrower("Regional enteritis")) == [("Crohn disease", "same", 6)]
+    got = list(thesaurus.narrower("IBD"))  # its other name folds to the same words: not given again
+    names = [n for n, _, _ in got]
+    assert names.index("Ulcerative colitis") < names.index("Pancolitis")
+    assert {"Crohn disease", "Regional enteritis"} <= set(names)
+    assert all(how == "more_specific" for _, how, _ in got)
+
+
+def test_the_pre_check_reads_it_whole_and_through_its_word_rules(thesaurus, monkeypatch):
+    monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
+    v = precheck("Osler-Weber-Rendu syndrome", "Hereditary hemorrhagic telangiectasia")
+    assert v.correct is True and v.rule == "thesaurus_same" and "line 2" in v.rationale
+    v = precheck("Most likely ulcerative colitis.", "Inflammatory bowel disease")
+    assert v.correct is True and v.rule == "thesaurus_more_specific"
+    # a more specific form of a name beneath the key, by the pre-check's own word rules
+    v = precheck("Bleeding duodenal ulcer", "Peptic ulcer disease")
+    assert v.correct is True and v.rule == "thesaurus_more_specific" and "Duodenal ulcer" in v.rationale
+    # nothing said the other way, for siblings, or for a name the thesaurus does not hold
+    assert precheck("Inflammatory bowel disease", "Ulcerative colitis").rule != "thesaurus_same"
+    assert precheck("Inflammatory bowel disease", "Ulcerative colitis").correct is not True
+    assert precheck("Crohn disease", "Ulcerative colitis").correct is not True
+    assert precheck("Lumbago", "Sciatica").correct is not True
+    assert precheck("Chronic lumbago", "Sciatica").correct is not True  # not read through an ambiguous name
+    # a name held whole as a condition of its own is not a more specific form of a name it contains
+    assert precheck("Stomach flu", "Influenza").correct is not True
+    assert precheck("Nodular melanoma", "Skin cancer").correct is True  # through 'Melanoma', beneath the key
+    assert precheck("Choroidal melanoma", "Skin cancer").correct is not True  # held whole, under another family
+    # the key's other name only with a side or the like; words of its own may name another organ
+    assert precheck("Left torsion of the testis", "Testicular torsion").correct is True
+    assert precheck("Torsion of the appendix testis", "Testicular torsion").correct is not True
+
+
+def test_an_abbreviation_in_capitals_is_read_only_in_capitals(thesaurus, monkeypatch):
+    assert thesaurus.conditions("RLS") and not thesaurus.conditions("rls")
+    assert thesaurus.relation("RLS", "Willis-Ekbom disease")[0] == "same"
+    assert thesaurus.relation("rls", "Willis-Ekbom disease") is None
+    monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
+    assert precheck("Severe RLS", "Willis-Ekbom disease").correct is True
+    assert precheck("severe rls", "Willis-Ekbom disease").correct is not True
+
+
+def test_a_malformed_line_is_named(tmp_path: Path):
+    with pytest.raises(ThesaurusError, match=r"x\.txt, line 2: an empty name"):
+        list(parse(["Measles | Rubeola", "Mumps | | Epidemic parotitis"], "x.txt"))
+    with pytest.raises(ThesaurusError, match="line 1: a condition listed as a kind of itself"):
+        list(parse(["Measles < measles"], "x.txt"))
+    with pytest.raises(ThesaurusError, match="line 1: an empty name"):
+        list(parse(["< Infection"], "x.txt"))
+
+
+def test_no_file_says_nothing(tmp_path: Path):
+    t = ConditionThesaurus(key, tmp_path / "missing.txt")
+    assert t.relation("Osler-Weber-Rendu syndrome", "Hereditary hemorrhagic telangiectasia") is None
+
+
+def test_the_shipped_thesaurus_parses_and_names_no_condition_as_its_own_kind():
+    path = data_file()
+    with path.open(encoding="utf-8") as fh:
+        rows = list(parse(fh, str(path)))
+    assert len(rows) > 500
+    t = ConditionThesaurus(key)
+    for number, names, _ in rows:
+        assert number not in t.ancestors(number), f"line {number} ({names[0]}) is beneath itself"
