@@ -21,7 +21,9 @@ Names joined by ``|`` are one condition; the conditions after ``<`` (joined by `
 broader ones it is a kind of; ``#`` starts a comment. What it may say
 (:meth:`ConditionThesaurus.relation`) is only positive: two names of one line are the same
 condition; a name whose condition lies beneath the other's along ``<`` is a more specific
-form of it. It never says two names differ: a thesaurus omits names. A name found on two
+form of it. The pre-check never reads it as saying two names differ: a thesaurus omits
+names. The judge uses :meth:`ConditionThesaurus.apart` (both names known, on lines neither
+beneath the other, or the key beneath the diagnosis) only to overrule a model's "right". A name found on two
 lines is ambiguous and says nothing; an abbreviation in capitals ("RLS") is read only where
 it is written in capitals. Names are looked up whole after the judge's own folding
 (case, spelling, possessives, plurals, abbreviations), as with the other vocabularies.
@@ -169,6 +171,22 @@ class ConditionThesaurus:
         if theirs in self.ancestors(mine):
             return "more_specific", mine, theirs
         return None
+
+    def known(self, name: str) -> bool:
+        """Whether ``name`` names exactly one condition here."""
+        return self._one(name) is not None
+
+    def apart(self, diagnosis: str, truth: str) -> tuple[str, int, int] | None:
+        """("apart" | "broader", the diagnosis's condition, the truth's) when both names are
+        known and the thesaurus holds them apart: two conditions neither beneath the other,
+        or the truth beneath the diagnosis (the diagnosis is broader). None when either is
+        unknown or ambiguous, or they are one condition, or the diagnosis lies beneath. The
+        pre-check never reads this as "different" (a thesaurus omits names and links); the
+        judge uses it only to overrule a model's "right"."""
+        mine, theirs = self._one(diagnosis), self._one(truth)
+        if mine is None or theirs is None or mine == theirs or theirs in self.ancestors(mine):
+            return None
+        return ("broader" if mine in self.ancestors(theirs) else "apart"), mine, theirs
 
     def narrower(self, truth: str) -> Iterator[tuple[str, str, int]]:
         """(a name, "same" | "more_specific", its condition) for the truth's other names,

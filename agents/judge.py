@@ -979,9 +979,31 @@ def judge_diagnosis(
         elif not verdict and subtype == "diagnosis":
             v = _subtype_both_ways(v, diagnosis, truth, llm=llm, params=params,
                                    ctx=CallContext("judge", case_id, turn), sink=sink, policy=policy)
+        if v.correct:
+            v = _thesaurus_veto(v, diagnosis, truth)
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
                             truth=truth, rationale=v.rationale, rule=v.rule))
     return v
+
+
+def _thesaurus_veto(v: Verdict, diagnosis: str, truth: str) -> Verdict:
+    """A model's "right" where medsim's thesaurus knows both names and holds them apart:
+    two conditions, neither beneath the other ("Chronic myelomonocytic leukemia" for chronic
+    myeloid leukemia), or the key beneath the diagnosis (the broader name: "Viral hepatitis"
+    for hepatitis A). The model's "right" on the pairs the pre-check leaves is little better
+    than chance (docs/suites.md); the thesaurus held no labelled-right pair apart."""
+    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
+    dx = strip_hedges(raw) or raw
+    main, aliases = _key_forms(truth)
+    said = [_THESAURUS.apart(dx, t) for t in dict.fromkeys((truth, main, *aliases))]
+    known = [x for x in said if x is not None]
+    if not known or len(known) < len([t for t in dict.fromkeys((truth, main, *aliases)) if _THESAURUS.known(t)]):
+        return v
+    how, mine, theirs = known[0]
+    why = ("two conditions, neither beneath the other" if how == "apart" else "the key is a kind of the diagnosis: "
+           "the diagnosis is the broader name")
+    return Verdict(False, "llm", f"thesaurus_{how}", f"{v.rationale} | medsim's thesaurus holds '{dx[:80]}' (line "
+                   f"{mine}) and '{truth[:80]}' (line {theirs}) apart: {why}")
 
 
 def reply_relation(reply: str) -> str | None:

@@ -9,7 +9,9 @@ import pytest
 
 import agents.judge as judge
 from agents.condition_thesaurus import ConditionThesaurus, ThesaurusError, data_file, parse
-from agents.judge import _words, precheck
+from agents.events import ListSink
+from agents.judge import _words, judge_diagnosis, precheck
+from agents.llm.base import GenerateParams, Output
 
 
 def key(name: str) -> str:
@@ -135,3 +137,50 @@ def test_the_shipped_thesaurus_parses_and_names_no_condition_as_its_own_kind():
     t = ConditionThesaurus(key)
     for number, names, _ in rows:
         assert number not in t.ancestors(number), f"line {number} ({names[0]}) is beneath itself"
+
+
+class Says:
+    """A model judge that gives one reply to every question."""
+    name = "says"
+
+    def __init__(self, reply: str):
+        self.reply, self.calls = reply, 0
+
+    def generate(self, messages, params, ctx):
+        self.calls += 1
+        return Output(text=self.reply, model=self.name)
+
+
+def _judged(dx: str, truth: str, reply: str):
+    return judge_diagnosis(dx, truth, llm=Says(reply), params=GenerateParams(max_tokens=60), case_id="c", turn=0,
+                           sink=ListSink())
+
+
+MORE = '{"relation": "more_specific", "why": "a kind of it"}'
+
+
+def test_a_models_right_is_overruled_where_the_thesaurus_holds_the_names_apart(thesaurus, monkeypatch):
+    monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
+    # the pre-check itself never says "different" from the thesaurus
+    assert precheck("Crohn disease", "Ulcerative colitis").correct is None
+    v = _judged("Crohn disease", "Ulcerative colitis", MORE)  # siblings
+    assert v.correct is False and v.rule == "thesaurus_apart" and "line 6" in v.rationale
+    v = _judged("Likely IBD.", "Pancolitis", MORE)  # the key two levels beneath the diagnosis
+    assert v.correct is False and v.rule == "thesaurus_broader"
+    v = _judged("Duodenal ulcer", "Regional enteritis", "Yes.")  # unrelated, the text format too
+    assert v.correct is False and v.rule == "thesaurus_apart"
+
+
+def test_apart_is_two_conditions_neither_beneath_or_the_key_beneath(thesaurus):
+    assert thesaurus.apart("Crohn disease", "Ulcerative colitis")[0] == "apart"
+    assert thesaurus.apart("IBD", "Pancolitis")[0] == "broader"
+    assert thesaurus.apart("Pancolitis", "IBD") is None  # beneath: the diagnosis is more specific
+    assert thesaurus.apart("Regional enteritis", "Crohn disease") is None  # one condition
+    assert thesaurus.apart("Lumbago", "Crohn disease") is None and thesaurus.apart("Appendicitis", "IBD") is None
+
+
+def test_a_models_right_stands_where_the_thesaurus_does_not_know_both_names(thesaurus, monkeypatch):
+    monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
+    assert _judged("Microscopic colitis", "Ulcerative colitis", MORE).correct is True  # one name unknown
+    assert _judged("Lumbago", "Crohn disease", MORE).correct is True  # one name ambiguous
+    assert _judged("Crohn disease", "Ulcerative colitis", '{"relation": "different", "why": "x"}').correct is False

@@ -363,6 +363,7 @@ def test_only_a_same_is_asked_the_other_way_round(first):
     assert llm.calls == 1
 
 
+@pytest.mark.usefixtures("without_thesaurus")
 def test_the_text_format_is_not_asked_the_other_way_round():
     llm = Canned("Yes.")
     v, _ = _judge("Rheumatoid arthritis", "Reactive arthritis", llm, reply_format="text")
