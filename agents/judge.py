@@ -179,7 +179,7 @@ _STOP = {"the", "an", "of", "in", "on", "at", "its", "to", "and", "for", "by", "
 _OPTIONAL = {"acute", "infection"}
 # ... unless acuity names the entity (acute vs chronic leukaemia)
 _ACUITY_NAMES = {"leukemia", "stress"}
-_MERGE_PREFIXES = {"non", "pre", "post", "pseudo", "anti", "para"}
+_MERGE_PREFIXES = {"non", "pre", "post", "pseudo", "anti", "para", "re"}  # "re-entrant" is "reentrant"
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 # an article "a" is kept as a letter ("hemophilia A", "type A") unless it follows one of these
 _FUNCTION = {"is", "of", "with", "has", "have", "had", "be", "been", "was", "as", "and", "to", "by", "from", "for",
@@ -676,12 +676,18 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     name the HPO gives as the key's term or one beneath it (:mod:`agents.condition_phenotypes`:
     "Clubfoot" for "Talipes equinovarus") is right; anything else is undecided."""
     v = _precheck(diagnosis, truth)
-    if v.correct is not None or v.rule != "undecided" or diagnosis is None:
+    if diagnosis is None or not (v.correct is None and v.rule == "undecided" or v.rule == "more_specific"):
         return v
     raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
     dx = strip_hedges(raw) or raw  # the whole answer, looked up whole: "Pneumonia and sepsis" is not pneumonia's name
     main, aliases = _key_forms(truth)
     keys = tuple(dict.fromkeys((truth, main, *aliases)))
+    if v.correct:  # the key's words and more: not when the thesaurus knows both as two conditions
+        apart = held_apart(dx, keys)
+        if apart is None:
+            return v
+        return Verdict(None, "precheck", "undecided", f"'{dx[:80]}' holds the words of '{truth[:80]}', but medsim's "
+                       f"thesaurus holds them apart (lines {apart[1]} and {apart[2]}: {apart[0]}); needs the judge")
     for t in keys:
         got = _CODES.relation(dx, t)
         if got:
@@ -715,7 +721,8 @@ def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
     "Ulcerative colitis" for inflammatory bowel disease), or, by the pre-check's own word
     rules, a more specific form of such a name ("Bleeding duodenal ulcer" for peptic ulcer
     disease, through "Duodenal ulcer"; of the key's other names, only with a side, an acuity or
-    the like: "Right CRAO" for central retinal artery occlusion), unless the thesaurus holds the diagnosis whole as a
+    the like, or followed by where it is: "Right CRAO" for central retinal artery occlusion,
+    "Pseudogout of the right knee" for acute calcium pyrophosphate crystal arthritis), unless the thesaurus holds the diagnosis whole as a
     condition of its own ("Stomach flu" holds "flu" but is viral gastroenteritis, not
     influenza). Right or nothing, never wrong."""
     for t in keys:
@@ -733,7 +740,7 @@ def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
                 continue
             w = _precheck(dx, name)
             if w.correct and how == "same" and w.rule == "more_specific" and (
-                    _core(_words(dx)) - _core(_words(name))) - _QUALIFIER_CANON:
+                    _core(_words(dx)) - _core(_words(name))) - _QUALIFIER_CANON and not _then_where(dx, name):
                 continue  # the key's other name with words of its own: "Torsion of the appendix testis", not the testis
             if w.correct:
                 plain = w.rule != "more_specific" or not (_core(_words(dx)) - _core(_words(name))) - _HEAD_NOUNS
@@ -986,6 +993,27 @@ def judge_diagnosis(
     return v
 
 
+_WHERE = {"of", "in", "at", "on", "involving", "affecting"}
+
+
+def _then_where(dx: str, name: str) -> bool:
+    """Whether ``dx`` is ``name`` whole followed by where it is ("Pseudogout of the right
+    knee"), not ``name`` with words put inside it ("Torsion of the appendix testis")."""
+    d, n = normalise(dx).split(), normalise(name).split()
+    return len(d) > len(n) + 1 and d[:len(n)] == n and d[len(n)] in _WHERE
+
+
+def held_apart(dx: str, keys: tuple[str, ...]) -> tuple[str, int, int] | None:
+    """What medsim's thesaurus says of a diagnosis (looked up whole) against the key's forms
+    (:meth:`ConditionThesaurus.apart`) when it holds it apart from every form it knows, else
+    None (it knows none of them, or one is the diagnosis's condition or above it)."""
+    known = [t for t in keys if _THESAURUS.known(t)]
+    said = [_THESAURUS.apart(dx, t) for t in known]
+    if not known or any(x is None for x in said):
+        return None
+    return said[0]
+
+
 def _thesaurus_veto(v: Verdict, diagnosis: str, truth: str) -> Verdict:
     """A model's "right" where medsim's thesaurus knows both names and holds them apart:
     two conditions, neither beneath the other ("Chronic myelomonocytic leukemia" for chronic
@@ -995,11 +1023,10 @@ def _thesaurus_veto(v: Verdict, diagnosis: str, truth: str) -> Verdict:
     raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
     dx = strip_hedges(raw) or raw
     main, aliases = _key_forms(truth)
-    said = [_THESAURUS.apart(dx, t) for t in dict.fromkeys((truth, main, *aliases))]
-    known = [x for x in said if x is not None]
-    if not known or len(known) < len([t for t in dict.fromkeys((truth, main, *aliases)) if _THESAURUS.known(t)]):
+    apart = held_apart(dx, tuple(dict.fromkeys((truth, main, *aliases))))
+    if apart is None:
         return v
-    how, mine, theirs = known[0]
+    how, mine, theirs = apart
     why = ("two conditions, neither beneath the other" if how == "apart" else "the key is a kind of the diagnosis: "
            "the diagnosis is the broader name")
     return Verdict(False, "llm", f"thesaurus_{how}", f"{v.rationale} | medsim's thesaurus holds '{dx[:80]}' (line "

@@ -104,6 +104,7 @@ def test_the_pre_check_reads_it_whole_and_through_its_word_rules(thesaurus, monk
     # the key's other name only with a side or the like; words of its own may name another organ
     assert precheck("Left torsion of the testis", "Testicular torsion").correct is True
     assert precheck("Torsion of the appendix testis", "Testicular torsion").correct is not True
+    assert precheck("Torsion of the testis in an adolescent", "Testicular torsion").correct is True  # then where
 
 
 def test_an_abbreviation_in_capitals_is_read_only_in_capitals(thesaurus, monkeypatch):
@@ -113,6 +114,19 @@ def test_an_abbreviation_in_capitals_is_read_only_in_capitals(thesaurus, monkeyp
     monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
     assert precheck("Severe RLS", "Willis-Ekbom disease").correct is True
     assert precheck("severe rls", "Willis-Ekbom disease").correct is not True
+
+
+def test_the_pre_checks_word_rule_gives_way_where_the_thesaurus_holds_the_names_apart(thesaurus, monkeypatch):
+    # the word rule alone calls "Otitis media with effusion" a form of acute otitis media (acuity is optional)
+    monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
+    assert precheck("Duodenal ulcer", "Ulcer").correct is True  # the key unknown: the word rule stands
+    path = thesaurus.path.parent / "more.txt"
+    path.write_text(TEXT + "Acute otitis media < Otitis media\nOtitis media with effusion | OME < Otitis media\n")
+    monkeypatch.setattr(judge, "_THESAURUS", ConditionThesaurus(key, path))
+    v = precheck("Acute otitis media with effusion", "Acute otitis media")
+    assert v.correct is True and v.rule == "more_specific"  # unknown whole: the word rule stands
+    v = precheck("Otitis media with effusion", "Acute otitis media")
+    assert v.correct is None and "apart" in v.rationale
 
 
 def test_a_malformed_line_is_named(tmp_path: Path):
