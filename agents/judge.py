@@ -682,9 +682,9 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     dx = strip_hedges(raw) or raw  # the whole answer, looked up whole: "Pneumonia and sepsis" is not pneumonia's name
     main, aliases = _key_forms(truth)
     keys = tuple(dict.fromkeys((truth, main, *aliases)))
-    if v.correct:  # the key's words and more: not when the thesaurus knows both as two conditions
-        apart = held_apart(dx, keys)
-        if apart is None:
+    if v.correct:  # the key's words and more: not when the thesaurus knows both as two conditions,
+        apart = held_apart(dx, keys)  # unless the diagnosis holds the key whole ("Autoimmune hepatitis")
+        if apart is None or any(_holds_whole(dx, t) for t in keys):
             return v
         return Verdict(None, "precheck", "undecided", f"'{dx[:80]}' holds the words of '{truth[:80]}', but medsim's "
                        f"thesaurus holds them apart (lines {apart[1]} and {apart[2]}: {apart[0]}); needs the judge")
@@ -991,6 +991,15 @@ def judge_diagnosis(
     sink.emit(JudgeDecision(method=v.method, correct=bool(v.correct), diagnosis=diagnosis,
                             truth=truth, rationale=v.rationale, rule=v.rule))
     return v
+
+
+def _holds_whole(dx: str, key: str) -> bool:
+    """Whether the key's words stand in the diagnosis together and in order ("Autoimmune
+    hepatitis" holds "Hepatitis"; "Atrioventricular nodal reentrant tachycardia" does not
+    hold "Atrioventricular reentrant tachycardia", nor "Otitis media with effusion" "Acute
+    otitis media")."""
+    d, k = _words(dx), _words(key)
+    return bool(k) and any(d[i:i + len(k)] == k for i in range(len(d) - len(k) + 1))
 
 
 _WHERE = {"of", "in", "at", "on", "involving", "affecting"}

@@ -127,6 +127,11 @@ def test_the_pre_checks_word_rule_gives_way_where_the_thesaurus_holds_the_names_
     assert v.correct is True and v.rule == "more_specific"  # unknown whole: the word rule stands
     v = precheck("Otitis media with effusion", "Acute otitis media")
     assert v.correct is None and "apart" in v.rationale
+    # a diagnosis that holds the key whole is a form of it, a missing link in the thesaurus notwithstanding
+    path.write_text(TEXT + "Otitis media < Ear disease\nChronic suppurative otitis media | CSOM < Ear disease\n")
+    monkeypatch.setattr(judge, "_THESAURUS", ConditionThesaurus(key, path))
+    v = precheck("Chronic suppurative otitis media", "Otitis media")
+    assert v.correct is True and v.rule == "more_specific"
 
 
 def test_a_malformed_line_is_named(tmp_path: Path):
