@@ -682,12 +682,15 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     dx = strip_hedges(raw) or raw  # the whole answer, looked up whole: "Pneumonia and sepsis" is not pneumonia's name
     main, aliases = _key_forms(truth)
     keys = tuple(dict.fromkeys((truth, main, *aliases)))
-    if v.correct:  # the key's words and more: not when the thesaurus knows both as two conditions,
-        apart = held_apart(dx, keys)  # unless the diagnosis holds the key whole ("Autoimmune hepatitis")
+    apart = held_apart(dx, keys)  # medsim's thesaurus knows both as two conditions: the others give way
+    if v.correct:  # the key's words and more, unless the diagnosis holds the key whole ("Autoimmune hepatitis")
         if apart is None or any(_holds_whole(dx, t) for t in keys):
             return v
         return Verdict(None, "precheck", "undecided", f"'{dx[:80]}' holds the words of '{truth[:80]}', but medsim's "
                        f"thesaurus holds them apart (lines {apart[1]} and {apart[2]}: {apart[0]}); needs the judge")
+    if apart is not None and apart[0] == "apart":  # a classification groups for counting (SJS under L51)
+        return Verdict(None, "precheck", "undecided", f"medsim's thesaurus holds '{dx[:80]}' and '{truth[:80]}' "
+                       f"apart (lines {apart[1]} and {apart[2]}: {apart[0]}); needs the judge")
     for t in keys:
         got = _CODES.relation(dx, t)
         if got:

@@ -134,6 +134,22 @@ def test_the_pre_checks_word_rule_gives_way_where_the_thesaurus_holds_the_names_
     assert v.correct is True and v.rule == "more_specific"
 
 
+def test_the_other_vocabularies_give_way_where_the_thesaurus_holds_two_conditions_apart(tmp_path, monkeypatch):
+    # ICD-10-CM files Stevens-Johnson syndrome (L51.1) under erythema multiforme (L51); WordNet
+    # names consumption as pulmonary tuberculosis
+    monkeypatch.setattr(judge, "_THESAURUS", ConditionThesaurus(key, tmp_path / "none.txt"))
+    assert precheck("Stevens-Johnson syndrome", "Erythema multiforme").rule.startswith("icd10cm")
+    assert precheck("Consumption", "Pulmonary tuberculosis").correct is True
+    path = tmp_path / "t.txt"
+    path.write_text("Erythema multiforme < Skin disease\nStevens-Johnson syndrome < Skin disease\n"
+                    "Tuberculosis | Consumption\nPulmonary tuberculosis < Tuberculosis\n")
+    monkeypatch.setattr(judge, "_THESAURUS", ConditionThesaurus(key, path))
+    v = precheck("Stevens-Johnson syndrome", "Erythema multiforme")
+    assert v.correct is None and "apart" in v.rationale
+    # only two conditions apart: a name the thesaurus puts one level up (a lay name on the family's line) does not
+    assert precheck("Consumption", "Pulmonary tuberculosis").correct is True
+
+
 def test_a_malformed_line_is_named(tmp_path: Path):
     with pytest.raises(ThesaurusError, match=r"x\.txt, line 2: an empty name"):
         list(parse(["Measles | Rubeola", "Mumps | | Epidemic parotitis"], "x.txt"))
