@@ -674,14 +674,14 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     "Quinsy" for "Peritonsillar abscess", "Graves disease" for "Hyperthyroidism"), a lay
     or old name WordNet holds in the key's synset (:mod:`agents.condition_lexicon`) or a
     name the HPO gives as the key's term or one beneath it (:mod:`agents.condition_phenotypes`:
-    "Clubfoot" for "Talipes equinovarus") is right; anything else is undecided."""
+    "Clubfoot" for "Talipes equinovarus") or medsim's thesaurus puts on the key's line or
+    beneath it (:mod:`agents.condition_thesaurus`: "Glue ear" for "Otitis media with effusion")
+    is right, and where the thesaurus holds the two names as two conditions the others give
+    way to the model judge; anything else is undecided."""
     v = _precheck(diagnosis, truth)
     if diagnosis is None or not (v.correct is None and v.rule == "undecided" or v.rule == "more_specific"):
         return v
-    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
-    dx = strip_hedges(raw) or raw  # the whole answer, looked up whole: "Pneumonia and sepsis" is not pneumonia's name
-    main, aliases = _key_forms(truth)
-    keys = tuple(dict.fromkeys((truth, main, *aliases)))
+    dx, keys = _answer_and_keys(diagnosis, truth)
     apart = held_apart(dx, keys)  # medsim's thesaurus knows both as two conditions: the others give way
     if v.correct:  # the key's words and more, unless the diagnosis holds the key whole ("Autoimmune hepatitis")
         if apart is None or any(_holds_whole(dx, t) for t in keys):
@@ -715,6 +715,15 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     return _thesaurus_verdict(dx, keys) or v
 
 
+def _answer_and_keys(diagnosis: str, truth: str) -> tuple[str, tuple[str, ...]]:
+    """The answer as the vocabularies look it up (cleaned, hedges stripped, whole: "Pneumonia
+    and sepsis" is not pneumonia's name) and the key's forms (itself, its main name, its
+    parenthesised aliases)."""
+    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
+    main, aliases = _key_forms(truth)
+    return strip_hedges(raw) or raw, tuple(dict.fromkeys((truth, main, *aliases)))
+
+
 _HEAD_NOUNS = {_spell(w) for w in ("disease", "syndrome", "disorder", "condition")}  # add nothing to a name
 
 
@@ -725,9 +734,9 @@ def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
     rules, a more specific form of such a name ("Bleeding duodenal ulcer" for peptic ulcer
     disease, through "Duodenal ulcer"; of the key's other names, only with a side, an acuity or
     the like, or followed by where it is: "Right CRAO" for central retinal artery occlusion,
-    "Pseudogout of the right knee" for acute calcium pyrophosphate crystal arthritis), unless the thesaurus holds the diagnosis whole as a
-    condition of its own ("Stomach flu" holds "flu" but is viral gastroenteritis, not
-    influenza). Right or nothing, never wrong."""
+    "Pseudogout of the right knee" for acute calcium pyrophosphate crystal arthritis), unless
+    the thesaurus holds the diagnosis whole as a condition of its own ("Stomach flu" holds
+    "flu" but is viral gastroenteritis, not influenza). Right or nothing, never wrong."""
     for t in keys:
         got = _THESAURUS.relation(dx, t)
         if got:
@@ -742,15 +751,16 @@ def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
             if not written_in(name, dx):
                 continue
             w = _precheck(dx, name)
-            if w.correct and how == "same" and w.rule == "more_specific" and (
-                    _core(_words(dx)) - _core(_words(name))) - _QUALIFIER_CANON and not _then_where(dx, name):
+            if not w.correct:
+                continue
+            extra = _core(_words(dx)) - _core(_words(name))  # what the diagnosis adds to the name
+            if how == "same" and w.rule == "more_specific" and extra - _QUALIFIER_CANON and not _then_where(dx, name):
                 continue  # the key's other name with words of its own: "Torsion of the appendix testis", not the testis
-            if w.correct:
-                plain = w.rule != "more_specific" or not (_core(_words(dx)) - _core(_words(name))) - _HEAD_NOUNS
-                rel = "same" if how == "same" and plain else "more_specific"
-                where = "another name of" if how == "same" else "a kind of"
-                return Verdict(True, "precheck", f"thesaurus_{rel}", f"medsim's thesaurus holds '{name}' as {where} "
-                               f"'{t}' (line {line}), and '{dx[:80]}' names it ({w.rule}: {w.rationale[:120]})")
+            plain = w.rule != "more_specific" or not extra - _HEAD_NOUNS
+            rel = "same" if how == "same" and plain else "more_specific"
+            where = "another name of" if how == "same" else "a kind of"
+            return Verdict(True, "precheck", f"thesaurus_{rel}", f"medsim's thesaurus holds '{name}' as {where} "
+                           f"'{t}' (line {line}), and '{dx[:80]}' names it ({w.rule}: {w.rationale[:120]})")
     return None
 
 
@@ -1032,10 +1042,8 @@ def _thesaurus_veto(v: Verdict, diagnosis: str, truth: str) -> Verdict:
     myeloid leukemia), or the key beneath the diagnosis (the broader name: "Viral hepatitis"
     for hepatitis A). The model's "right" on the pairs the pre-check leaves is little better
     than chance (docs/suites.md); the thesaurus held no labelled-right pair apart."""
-    raw = clean_diagnosis(diagnosis[: 4 * MAX_DIAGNOSIS_CHARS])
-    dx = strip_hedges(raw) or raw
-    main, aliases = _key_forms(truth)
-    apart = held_apart(dx, tuple(dict.fromkeys((truth, main, *aliases))))
+    dx, keys = _answer_and_keys(diagnosis, truth)
+    apart = held_apart(dx, keys)
     if apart is None:
         return v
     how, mine, theirs = apart
