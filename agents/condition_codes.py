@@ -9,8 +9,12 @@ disease]") and inclusion terms ("Peritonsillar abscess": "quinsy"), in a hierarc
 ("E05.0 Thyrotoxicosis with diffuse goiter" — Graves disease — under "E05 Thyrotoxicosis
 [hyperthyroidism]").
 
-What it may say (:func:`relation`) is only ever positive: two names of one code are the
-same condition; a name whose code lies under the other's is a more specific form of it.
+What it may say (:func:`relation`) is only ever positive: a name of the code the truth
+titles is the same condition (an inclusion term may be a kind of the title's condition
+rather than another name of it, so a code speaks only for its title: "Hypopituitarism" is
+not said to be "Kallmann syndrome", an inclusion term of E23.0, nor is the other term
+"Hypogonadotropic hypogonadism"); a name whose code lies under the truth's is a more
+specific form of it.
 A code's neighbours (below) are not its names, but they are classified under it, so a
 neighbour of a code strictly beneath another's is a more specific form of that other
 ("Pernicious (congenital) anemia", a neighbour of D51.0, is a kind of D51 "Vitamin B12
@@ -110,16 +114,20 @@ class ConditionCodes:
     def __init__(self, key: Callable[[str], str], path: Path | None = None):
         self.key = key
         self.path = path
-        self._tables: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] | None = None
+        self._tables: tuple[dict[str, frozenset[str]], ...] | None = None
 
-    def _build(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
-        """(each name's codes, each neighbour's codes)."""
+    def _build(self) -> tuple[dict[str, frozenset[str]], ...]:
+        """(each name's codes, each neighbour's codes, the codes each name titles)."""
         path = self.path or data_file()
         index: dict[str, set[str]] = {}
         neighbours: dict[str, set[str]] = {}
+        titles: dict[str, set[str]] = {}
         if path is not None and path.is_file():  # no data file: no names, nothing said
             for code, title, terms in _entries(path):
                 names = [self.key(f) for f in _forms(title)]
+                for k in names:
+                    if k:
+                        titles.setdefault(k, set()).add(code)
                 said = {w for n in names for w in n.split()}
                 other = bool(_OTHER.search(title))  # "Other specified ...": a list of conditions, not names of one
                 for term in terms:
@@ -135,7 +143,7 @@ class ConditionCodes:
                 for k in names:
                     if k:
                         index.setdefault(k, set()).add(code)
-        return ({k: frozenset(v) for k, v in index.items()}, {k: frozenset(v) for k, v in neighbours.items()})
+        return tuple({k: frozenset(v) for k, v in table.items()} for table in (index, neighbours, titles))
 
     def _lookup(self, table: int, name: str) -> frozenset[str]:
         if self._tables is None:
@@ -153,10 +161,19 @@ class ConditionCodes:
         code)."""
         return self._lookup(1, name)
 
+    def title_codes(self, name: str) -> frozenset[str]:
+        """The codes whose title (or a bracketed alternative of it) is ``name``."""
+        return self._lookup(2, name)
+
     def relation(self, diagnosis: str, truth: str) -> tuple[str, str, str] | None:
         """("same" | "more_specific", the diagnosis's code, the truth's code) when ICD-10-CM
-        says so, else None (never a "different": see the module's docstring)."""
-        mine, theirs = self.codes(diagnosis), self.codes(truth)
+        says so, else None (never a "different": see the module's docstring). Only a code
+        the truth titles speaks for it: an inclusion term is one of the conditions a code
+        counts, another name of the title's or a kind of it ("Kallmann syndrome" under E23.0
+        Hypopituitarism, "Hemoglobin H disease" under D56.0 Alpha thalassemia), so the code's
+        title, or its other terms, given for it may be broader or a neighbour; the title's
+        own terms given for the title are right either way."""
+        mine, theirs = self.codes(diagnosis), self.title_codes(truth)
         if not theirs:
             return None
         shared = sorted(mine & theirs)

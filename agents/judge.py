@@ -751,6 +751,9 @@ def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
             if not written_in(name, dx):
                 continue
             w = _precheck(dx, name)
+            if not w.correct and _then_where(dx, name):  # a name with its own linking words, then a cause:
+                w = Verdict(True, "precheck", "more_specific", f"'{dx[:80]}' is '{name}' and where it is or "
+                            "what caused it")  # "Drug reaction with eosinophilia ... secondary to allopurinol"
             if not w.correct:
                 continue
             extra = _core(_words(dx)) - _core(_words(name))  # what the diagnosis adds to the name
@@ -1016,13 +1019,22 @@ def _holds_whole(dx: str, key: str) -> bool:
 
 
 _WHERE = {"of", "in", "at", "on", "involving", "affecting"}
+# what may follow a condition's whole name and still leave it the condition named: its cause,
+# its setting, what it came after ("Extradural haematoma secondary to a skull fracture"); not
+# a second condition ("and", "or", "versus") nor a doubt ("probably")
+_THEN_CAUSE = re.compile(r"(?:secondary|due|related|attributable) to|caused by|induced by|triggered by|following|after"
+                         r"|from|in (?:the )?(?:setting|context) of|on (?:a )?background of|complicating")
 
 
 def _then_where(dx: str, name: str) -> bool:
     """Whether ``dx`` is ``name`` whole followed by where it is ("Pseudogout of the right
-    knee"), not ``name`` with words put inside it ("Torsion of the appendix testis")."""
-    d, n = normalise(dx).split(), normalise(name).split()
-    return len(d) > len(n) + 1 and d[:len(n)] == n and d[len(n)] in _WHERE
+    knee") or by what caused it ("Acute confusional state secondary to a urinary tract
+    infection"), not ``name`` with words put inside it ("Torsion of the appendix testis")."""
+    d, n = ([_spell(w) for w in normalise(x).split()] for x in (dx, name))  # "haematoma" is "hematoma"
+    if len(d) <= len(n) + 1 or d[:len(n)] != n:
+        return False
+    rest = d[len(n):]
+    return rest[0] in _WHERE or _THEN_CAUSE.match(" ".join(rest)) is not None
 
 
 def held_apart(dx: str, keys: tuple[str, ...]) -> tuple[str, int, int] | None:

@@ -35,6 +35,13 @@ TABULAR = """<?xml version="1.0" encoding="utf-8"?>
         <diag><name>E05.1</name><desc>Thyrotoxicosis with toxic single thyroid nodule</desc></diag>
       </diag>
     </section>
+    <section id="E20-E35"><desc>Other endocrine glands</desc>
+      <diag><name>E23</name><desc>Hypofunction and other disorders of the pituitary gland</desc>
+        <diag><name>E23.0</name><desc>Hypopituitarism</desc>
+          <inclusionTerm><note>Kallmann syndrome</note><note>Hypogonadotropic hypogonadism</note></inclusionTerm>
+        </diag>
+      </diag>
+    </section>
     <section id="J30-J39"><desc>Upper airway</desc>
       <diag><name>J36</name><desc>Peritonsillar abscess</desc>
         <includes><note>abscess of tonsil</note><note>quinsy</note></includes>
@@ -84,6 +91,20 @@ def test_it_never_says_two_names_differ_nor_that_one_is_broader(small):
     assert small.relation("Foot-and-mouth disease", "Tanapox") is None  # an "Other ..." code lists conditions
     assert small.relation("Lockjaw", "Tetanus") is None  # a name it does not hold says nothing
     assert small.relation("Peritonsillar", "Peritonsillar abscess") is None  # no partial matching
+
+
+def test_only_a_code_the_truth_titles_speaks_for_it(small):
+    """An inclusion term is one of the conditions its code counts: another name of the
+    title's condition or a kind of it. The title's terms given for the title are right; the
+    title, or another term, given for a term may be broader or a neighbour: not said."""
+    assert small.codes("Kallmann syndrome") == {"E23.0"} == small.codes("Hypogonadotropic hypogonadism")
+    assert small.relation("Kallmann syndrome", "Hypopituitarism") == ("same", "E23.0", "E23.0")
+    assert small.relation("Hypopituitarism", "Kallmann syndrome") is None  # broader
+    assert small.relation("Hypogonadotropic hypogonadism", "Kallmann syndrome") is None  # broader, one code
+    assert small.relation("Kallmann syndrome", "Hypogonadotropic hypogonadism") is None
+    assert small.relation("Peritonsillar abscess", "Quinsy") is None
+    assert small.relation("Erythema infectiosum", "Fifth disease") == ("same", "B08.3", "B08.3")  # the title's own
+    assert small.relation("Tanapox", "Foot-and-mouth disease") is None
 
 
 def test_no_data_file_means_no_names(tmp_path):

@@ -35,6 +35,8 @@ Testicular torsion | Torsion of the testis
 Restless legs syndrome | RLS | Willis-Ekbom disease
 Melanoma < Skin cancer
 Uveal melanoma | Choroidal melanoma < Eye cancer
+Delirium | Acute confusional state
+Drug reaction with eosinophilia and systemic symptoms | DRESS syndrome
 """
 
 
@@ -105,6 +107,23 @@ def test_the_pre_check_reads_it_whole_and_through_its_word_rules(thesaurus, monk
     assert precheck("Left torsion of the testis", "Testicular torsion").correct is True
     assert precheck("Torsion of the appendix testis", "Testicular torsion").correct is not True
     assert precheck("Torsion of the testis in an adolescent", "Testicular torsion").correct is True  # then where
+
+
+def test_the_keys_other_name_then_what_caused_it_is_right(thesaurus, monkeypatch):
+    """A name whole, then its cause or setting, names that condition, even where the name
+    holds linking words of its own ("... with eosinophilia and ..."); a second condition
+    after it, or words put inside the name, do not."""
+    monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
+    for dx in ("Acute confusional state secondary to a urinary tract infection",
+               "Acute confusional state due to hyponatraemia", "Acute confusional state following surgery"):
+        v = precheck(dx, "Delirium")
+        assert v.correct is True and v.rule == "thesaurus_more_specific", dx
+    v = precheck("Drug reaction with eosinophilia and systemic symptoms secondary to allopurinol", "DRESS syndrome")
+    assert v.correct is True and v.rule == "thesaurus_more_specific"
+    assert precheck("Drug reaction with eosinophilia and systemic symptoms", "DRESS syndrome").rule == "thesaurus_same"
+    assert precheck("Acute confusional state or dementia", "Delirium").correct is not True
+    assert precheck("Acute confusional state and sepsis", "Delirium").correct is not True
+    assert precheck("Drug reaction with eosinophilia", "DRESS syndrome").correct is not True
 
 
 def test_an_abbreviation_in_capitals_is_read_only_in_capitals(thesaurus, monkeypatch):
