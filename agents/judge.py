@@ -756,7 +756,8 @@ def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
                             "what caused it")  # "Drug reaction with eosinophilia ... secondary to allopurinol"
             if not w.correct:
                 continue
-            extra = _core(_words(dx)) - _core(_words(name))  # what the diagnosis adds to the name
+            head = _head(dx)[0]  # what the diagnosis adds to the name, in its main clause: what a later
+            extra = _core(_words(head.text if head else dx)) - _core(_words(name))  # one adds ("..., right hand") qualifies
             if how == "same" and w.rule == "more_specific" and extra - _QUALIFIER_CANON and not _then_where(dx, name):
                 continue  # the key's other name with words of its own: "Torsion of the appendix testis", not the testis
             plain = w.rule != "more_specific" or not extra - _HEAD_NOUNS
