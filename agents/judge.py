@@ -129,7 +129,6 @@ _EXCLUSIVE = (
     frozenset({"acute", "chronic", "subacute"}), frozenset({"benign", "malignant"}),
     frozenset({"primary", "secondary"}), frozenset({"anterior", "posterior"}),
     frozenset({"superior", "inferior"}), frozenset({"medial", "lateral"}),
-    frozenset({"anterior", "inferior", "lateral", "posterior", "septal"}),  # infarct walls
     frozenset({"upper", "lower"}), frozenset({"proximal", "distal"}), frozenset({"internal", "external"}),
     frozenset({"ischemic", "hemorrhagic"}), frozenset({"viral", "bacterial", "fungal", "parasitic"}),
     frozenset({"congenital", "acquired"}), frozenset({"complete", "incomplete", "partial"}),
@@ -138,6 +137,10 @@ _EXCLUSIVE = (
     frozenset({"obstructive", "central"}),
     frozenset({"myeloid", "lymphocytic", "lymphoblastic"}),  # a leukemia's or lymphoma's cell line
 )
+_EXTENT = frozenset({"partial", "total"})  # exclusive beside a name that holds the other ("Partial TAPVR")
+# the walls of the heart an infarction is named by: exclusive for an infarction only ("Anterior
+# talofibular ligament sprain" is a lateral ankle sprain)
+_INFARCT_WALLS = frozenset({"anterior", "inferior", "lateral", "posterior", "septal"})
 # qualifiers that only block acceptance (the model decides): side, extent, severity
 _BLOCKING = (frozenset({"left", "right"}), frozenset({"unilateral", "bilateral"}),
              frozenset({"mild", "moderate", "severe"}))
@@ -594,6 +597,11 @@ def _conflicts(key: frozenset[str], dx: frozenset[str], groups) -> tuple[set[str
         if k.startswith("non") and k[3:] in dx:
             ka.add(k), da.add(k[3:])
             prefix = True
+    if groups is _EXCLUSIVE and "infarction" in key | dx:
+        kg, dg = (key & _INFARCT_WALLS) - dx, (dx & _INFARCT_WALLS) - key
+        if kg and dg:
+            ka |= kg
+            da |= dg
     if groups is _EXCLUSIVE:  # letters and numbers naming a type: hepatitis B / C, type 1 / 2
         kid = {w for w in key - dx if re.fullmatch(r"[a-e]|\d{1,2}", w)}
         did = {w for w in dx - key if re.fullmatch(r"[a-e]|\d{1,2}", w)}
@@ -649,6 +657,38 @@ def initialism_of(short: str, name: str) -> bool:
     if not re.fullmatch(r"[A-Z][A-Za-z]{1,6}", s) or sum(ch.isupper() for ch in s) < 2 or len(name.split()) < 2:
         return False
     return s.lower() in _initials(name)
+
+
+def _expand_initialism(dx: str, name: str) -> str | None:
+    """``dx`` with the one word that is ``name``'s initialism ("TAPVR") written out, when
+    it has other words too ("Supracardiac TAPVR"), else None."""
+    tokens = dx.split()
+    if len(tokens) < 2:
+        return None
+    hits = [i for i, t in enumerate(tokens) if initialism_of(t.strip(",.;:()"), name)]
+    if len(hits) != 1:
+        return None
+    added = _core(_words(" ".join(t for i, t in enumerate(tokens) if i != hits[0])))
+    if _conflicts(_core(_words(name)), added, _EXCLUSIVE + (_EXTENT,))[0]:
+        return None  # words of its own that contradict the name's: "Partial TAPVR" (total anomalous ...)
+    tokens[hits[0]] = name
+    return " ".join(tokens)
+
+
+_ENDING = re.compile(r"\s+(syndrome|disease|disorder)\s*$", re.IGNORECASE)
+
+
+def _spelt_out(dx: str, truth: str) -> bool:
+    """Whether ``dx`` is the key's initialism spelt out: the key one word in capitals and
+    perhaps a head noun ("SAPHO syndrome"), the diagnosis the words it stands for with the
+    same noun ("Synovitis, acne, pustulosis, hyperostosis and osteitis syndrome")."""
+    short, long = _ENDING.sub("", truth).strip(), _ENDING.sub("", dx).strip()
+    if _ENDING.search(truth) and (not _ENDING.search(dx) or _ENDING.search(truth).group(1).lower()
+                                  != _ENDING.search(dx).group(1).lower()):
+        return False
+    if len(short.split()) != 1 or len(long.split()) < 2:
+        return False
+    return initialism_of(short, re.sub(r"[,;]", " ", long))
 
 
 _NON_KEY = re.compile(r"^\s*non[\s-]+", re.IGNORECASE)  # a key that is the other kind: "Non-Hodgkin lymphoma"
@@ -760,6 +800,8 @@ def _thesaurus_verdict(dx: str, keys: tuple[str, ...]) -> Verdict | None:
             extra = _core(_words(head.text if head else dx)) - _core(_words(name))  # one adds ("..., right hand") qualifies
             if how == "same" and w.rule == "more_specific" and extra - _QUALIFIER_CANON and not _then_where(dx, name):
                 continue  # the key's other name with words of its own: "Torsion of the appendix testis", not the testis
+            if _conflicts(_core(_words(t)), extra, _EXCLUSIVE + (_EXTENT,))[0]:
+                continue  # words that contradict the key's own: "Partial TAPVR" for total anomalous ...
             plain = w.rule != "more_specific" or not extra - _HEAD_NOUNS
             rel = "same" if how == "same" and plain else "more_specific"
             where = "another name of" if how == "same" else "a kind of"
@@ -783,6 +825,8 @@ def _precheck(diagnosis: str | None, truth: str) -> Verdict:
     if addressed_to_judge(raw) and not addressed_to_judge(truth):
         return Verdict(False, "precheck", "addressed_to_judge", f"'{short}' holds words for the judge (instructions, "
                        "a verdict, an answer key or JSON), not one diagnosis")
+    if _spelt_out(dx, truth):  # before the list rule: "Synovitis, acne, pustulosis, ... syndrome" for SAPHO
+        return Verdict(True, "precheck", "initialism", f"'{short}' spells out the initialism of '{truth}'")
     items = condition_items(dx) - max(0, condition_items(truth) - 1)  # the key's own commas ("Hand, foot and mouth")
     if items >= 4:
         return Verdict(False, "precheck", "not_a_diagnosis", f"'{short}' lists {items} conditions, not one diagnosis")
@@ -800,6 +844,11 @@ def _precheck(diagnosis: str | None, truth: str) -> Verdict:
     if initialism_of(dx, main) or initialism_of(main, dx):
         return Verdict(True, "precheck", "initialism", f"'{short}' and '{truth}': one is the initialism of the "
                        "other's words")
+    spelt = _expand_initialism(dx, main)
+    if spelt is not None:  # "Supracardiac TAPVR": the key's initialism with words of its own
+        v = _precheck(spelt, truth)
+        if v.correct:
+            return Verdict(True, "precheck", v.rule, f"'{short}' writes '{truth}' as its initialism: {v.rationale}")
     negated_key = _NON_KEY.sub("", main)
     if negated_key != main and initialism_of(dx, negated_key):  # "SCLC" for "Non-small cell lung cancer"
         return Verdict(False, "precheck", "sibling", f"'{short}' spells '{negated_key}', which the key "

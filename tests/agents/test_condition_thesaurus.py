@@ -37,6 +37,7 @@ Melanoma < Skin cancer
 Uveal melanoma | Choroidal melanoma < Eye cancer
 Delirium | Acute confusional state
 Drug reaction with eosinophilia and systemic symptoms | DRESS syndrome
+Total anomalous pulmonary venous return | TAPVR
 """
 
 
@@ -126,6 +127,12 @@ def test_the_keys_other_name_then_what_caused_it_is_right(thesaurus, monkeypatch
     assert precheck("Acute confusional state or dementia", "Delirium").correct is not True
     assert precheck("Acute confusional state and sepsis", "Delirium").correct is not True
     assert precheck("Drug reaction with eosinophilia", "DRESS syndrome").correct is not True
+
+
+def test_words_added_to_the_keys_other_name_may_not_contradict_the_keys_own(thesaurus, monkeypatch):
+    monkeypatch.setattr(judge, "_THESAURUS", thesaurus)
+    assert precheck("Supracardiac TAPVR", "Total anomalous pulmonary venous return").correct is True
+    assert precheck("Partial TAPVR", "Total anomalous pulmonary venous return").correct is not True
 
 
 def test_an_abbreviation_in_capitals_is_read_only_in_capitals(thesaurus, monkeypatch):

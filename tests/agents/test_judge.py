@@ -522,6 +522,31 @@ def test_an_initialism_of_the_keys_own_words_is_the_key(dx, truth, right):
     assert (v.correct is True) == right and initialism_of(dx, truth) | initialism_of(truth, dx) == right, v
 
 
+@pytest.mark.parametrize("dx,truth,right", [
+    ("Synovitis, acne, pustulosis, hyperostosis and osteitis syndrome", "SAPHO syndrome", True),  # not a list
+    ("Chronic recurrent multifocal osteomyelitis", "CRMO", True),
+    ("Supracardiac TAPVR", "Total anomalous pulmonary venous return", True),  # the initialism with its own words
+    ("Partial TAPVR", "Total anomalous pulmonary venous return", False),  # words that contradict the name's
+    ("Synovitis, acne, pustulosis", "SAPHO syndrome", False),  # not all of it: a list
+    ("Acne, pustulosis, synovitis, hyperostosis and osteitis syndrome", "SAPHO syndrome", False),
+])
+def test_the_keys_initialism_spelt_out_or_qualified_is_the_key(dx, truth, right, without_thesaurus):
+    from agents.judge import precheck
+
+    v = precheck(dx, truth)
+    assert (v.correct is True) == right, v
+
+
+def test_the_walls_of_the_heart_exclude_each_other_only_for_an_infarction(without_thesaurus):
+    from agents.judge import precheck
+
+    assert precheck("Anterior myocardial infarction", "Inferior myocardial infarction").rule == "sibling"
+    assert precheck("Lateral STEMI", "Anterior STEMI").rule == "sibling"
+    v = precheck("Anterior talofibular ligament sprain of the right ankle", "Lateral ankle sprain")
+    assert v.rule != "sibling", v  # the ligament of a lateral sprain: for the judge, not a sibling
+    assert precheck("Anterior uveitis", "Posterior uveitis").rule == "sibling"  # anterior/posterior still are
+
+
 def test_a_held_out_split_is_counted_apart(tmp_path):
     from agents.judge_eval import PairsError, evaluate, load_pairs, shipped_pairs
     from agents.judge import precheck
