@@ -62,7 +62,12 @@ def diff_event(*items: tuple[str, float | None], final: bool = True) -> dict:
 
 
 # -- differential ------------------------------------------------------------------------
-def test_the_rank_of_the_first_right_item_gives_top_k_and_the_judge_stops_there():
+def test_the_rank_of_the_first_right_item_gives_top_k_and_the_judge_stops_there(monkeypatch, tmp_path):
+    import agents.judge as judge_module
+    from agents.condition_thesaurus import ConditionThesaurus
+
+    # the fake model's "same" stands: medsim's thesaurus (which holds these apart) is not read here
+    monkeypatch.setattr(judge_module, "_THESAURUS", ConditionThesaurus(judge_module._vocab_key, tmp_path / "none.txt"))
     judge = Judge({"Pericarditis"})  # the truth is not named: the model decides, "same" only for this one
     t = log(diff_event(("Unstable angina", 0.6), ("Aortic dissection", 0.2), ("Pericarditis", 0.1), ("GERD", 0.05)),
             diagnosis="Unstable angina")
