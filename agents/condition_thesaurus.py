@@ -109,21 +109,25 @@ class ConditionThesaurus:
                 k = self.key(n)
                 if k:
                     (capitals if _capitals(n) else index).setdefault(k, set()).add(number)
-        self._capitals = {k: frozenset(v) for k, v in capitals.items()}
         implicit = -1
         for number, _, broader in rows:
             for b in broader:
                 k = self.key(b)
                 if not k:
                     continue
-                if k not in index:  # a family named only after '<'
-                    index[k] = {implicit}
+                # a broader name is looked up as a name asked for is: one in capitals ("< COVID-19")
+                # names the line that holds it in capitals too
+                parents = index.get(k, set()) | (capitals.get(k, set()) if _capitals(b) else set())
+                if not parents:  # a family named only after '<'
+                    parents = {implicit}
+                    (capitals if _capitals(b) else index)[k] = parents
                     self._names[implicit] = (b,)
                     implicit -= 1
-                for parent in index[k]:
+                for parent in parents:
                     if parent != number:
                         self._parents.setdefault(number, set()).add(parent)
                         self._children.setdefault(parent, set()).add(number)
+        self._capitals = {k: frozenset(v) for k, v in capitals.items()}
         return {k: frozenset(v) for k, v in index.items()}
 
     def conditions(self, name: str) -> frozenset[int]:
@@ -144,6 +148,8 @@ class ConditionThesaurus:
 
     def ancestors(self, condition: int) -> frozenset[int]:
         """Every condition above ``condition`` along ``<`` (not itself)."""
+        if self._index is None:
+            self._index = self._build()
         if condition not in self._ancestors:
             seen: set[int] = set()
             todo = list(self._parents.get(condition, ()))

@@ -198,8 +198,37 @@ def test_the_shipped_thesaurus_parses_and_names_no_condition_as_its_own_kind():
         rows = list(parse(fh, str(path)))
     assert len(rows) > 500
     t = ConditionThesaurus(key)
+    for number, names, _ in rows:  # ancestors() leaves a condition out of its own: a cycle shows as two above each other
+        above = [a for a in t.ancestors(number) if number in t.ancestors(a)]
+        assert not above, f"line {number} ({names[0]}) is beneath itself, through line(s) {sorted(above)}"
+
+
+def test_a_broader_name_in_capitals_names_the_line_that_holds_it(tmp_path: Path):
+    path = tmp_path / "thesaurus.txt"
+    path.write_text("Coronavirus disease 2019 | COVID-19\n"
+                    "COVID-19 pneumonia | SARS-CoV-2 pneumonia < Viral pneumonia ; COVID-19\n"
+                    "Spastic colon < IBS\n", encoding="utf-8")
+    t = ConditionThesaurus(key, path)
+    assert t.relation("SARS-CoV-2 pneumonia", "Coronavirus disease 2019") == ("more_specific", 2, 1)
+    assert t.apart("SARS-CoV-2 pneumonia", "COVID-19") is None
+    # a family named only in capitals after '<' is a family of its own, read only in capitals, as a name is
+    assert t.relation("Spastic colon", "IBS")[0] == "more_specific"
+    assert t.relation("Spastic colon", "ibs") is None
+
+
+def test_every_broader_name_of_the_shipped_thesaurus_that_a_line_holds_links_to_that_line():
+    path = data_file()
+    with path.open(encoding="utf-8") as fh:
+        rows = list(parse(fh, str(path)))
+    t = ConditionThesaurus(key)
+    lines: dict[str, set[int]] = {}
     for number, names, _ in rows:
-        assert number not in t.ancestors(number), f"line {number} ({names[0]}) is beneath itself"
+        for n in names:
+            lines.setdefault(n.lower(), set()).add(number)
+    for number, names, broader in rows:
+        for b in broader:
+            held = lines.get(b.lower(), set())
+            assert held <= t.ancestors(number), f"line {number} ({names[0]}) is not beneath {b!r}, line(s) {held}"
 
 
 class Says:
