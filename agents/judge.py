@@ -1098,16 +1098,48 @@ def held_apart(dx: str, keys: tuple[str, ...]) -> tuple[str, int, int] | None:
     return said[0]
 
 
+_PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
+_SIDE = re.compile(r"^(?:left|right|bilateral|unilateral|(?:left|right)[- ]sided)\s+", re.IGNORECASE)
+
+
+def _unqualified_apart(dx: str, keys: tuple[str, ...]) -> tuple[str, str, int, int] | None:
+    """For a diagnosis the thesaurus does not know whole: the name left when its parentheses
+    and a leading side are taken off ("Post-traumatic stress disorder (given the trauma
+    exposure)", "Left hydrocele"), with what the thesaurus says of it (:func:`held_apart`),
+    when it holds that name and the key as two conditions, neither beneath the other (not
+    "broader": what was taken off may have narrowed it). None where what was in parentheses,
+    alone or before the name ("Hypertension (pulmonary)"), is a name the thesaurus does not
+    hold apart from the key: the words taken off may be the condition."""
+    if _THESAURUS.known(dx):
+        return None
+    inner = [m.strip() for m in _PARENTHESIS.findall(dx) if m.strip()]
+    name = _SIDE.sub("", " ".join(_PARENTHESIS.sub(" ", dx).split())).strip(" ,;")
+    if not name or name == dx or not _THESAURUS.known(name):
+        return None
+    said = held_apart(name, keys)
+    if said is None or said[0] != "apart":
+        return None
+    for other in (*inner, *(f"{i} {name}" for i in inner)):
+        if _THESAURUS.known(other) and held_apart(other, keys) is None:
+            return None
+    return (name, *said)
+
+
 def _thesaurus_veto(v: Verdict, diagnosis: str, truth: str) -> Verdict:
     """A model's "right" where medsim's thesaurus knows both names and holds them apart:
     two conditions, neither beneath the other ("Chronic myelomonocytic leukemia" for chronic
     myeloid leukemia), or the key beneath the diagnosis (the broader name: "Viral hepatitis"
-    for hepatitis A). The model's "right" on the pairs the pre-check leaves is little better
-    than chance (docs/suites.md); the thesaurus held no labelled-right pair apart."""
+    for hepatitis A); for a diagnosis it does not know whole, the name left without its
+    parentheses and side, when that is two conditions with the key (:func:`_unqualified_apart`).
+    The model's "right" on the pairs the pre-check leaves is little better than chance
+    (docs/suites.md); the thesaurus held no labelled-right pair apart."""
     dx, keys = _answer_and_keys(diagnosis, truth)
     apart = held_apart(dx, keys)
     if apart is None:
-        return v
+        bare = _unqualified_apart(dx, keys)
+        if bare is None:
+            return v
+        dx, apart = bare[0], bare[1:]
     how, mine, theirs = apart
     why = ("two conditions, neither beneath the other" if how == "apart" else "the key is a kind of the diagnosis: "
            "the diagnosis is the broader name")

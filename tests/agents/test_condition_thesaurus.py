@@ -263,6 +263,26 @@ def test_a_models_right_is_overruled_where_the_thesaurus_holds_the_names_apart(t
     assert v.correct is False and v.rule == "thesaurus_apart"
 
 
+def test_a_diagnosis_unknown_whole_is_held_apart_by_its_name_without_parentheses_or_side(tmp_path, monkeypatch):
+    path = tmp_path / "thesaurus.txt"
+    path.write_text("Hydrocele\nVaricocele\nHypertension | High blood pressure\nPulmonary hypertension\n"
+                    "Crohn disease\nUlcerative colitis\nInflammatory bowel disease\nPancolitis < Ulcerative colitis\n",
+                    encoding="utf-8")
+    monkeypatch.setattr(judge, "_THESAURUS", ConditionThesaurus(key, path))
+    for dx, truth, name in (("Left hydrocele", "Varicocele", "hydrocele"),
+                            ("Crohn disease (given the fistulas)", "Ulcerative colitis", "Crohn disease"),
+                            ("Bilateral hydrocele (communicating)", "Varicocele", "hydrocele")):
+        v = _judged(dx, truth, MORE)
+        assert v.correct is False and v.rule == "thesaurus_apart" and f"holds '{name}'" in v.rationale, (dx, v)
+    # what the parentheses hold may be the condition: a name the thesaurus does not hold apart
+    assert _judged("Crohn disease (inflammatory bowel disease)", "Inflammatory bowel disease", MORE).correct is True
+    # broader once its parentheses are off: what they hold may narrow it to the key
+    assert _judged("Ulcerative colitis (extensive)", "Pancolitis", MORE).correct is True
+    # unknown once its parentheses are off, or nothing taken off: the model's "right" stands
+    assert _judged("Hydrocele of the cord (left)", "Varicocele", MORE).correct is True
+    assert _judged("Left spermatic cord hydrocele", "Varicocele", MORE).correct is True
+
+
 def test_apart_is_two_conditions_neither_beneath_or_the_key_beneath(thesaurus):
     assert thesaurus.apart("Crohn disease", "Ulcerative colitis")[0] == "apart"
     assert thesaurus.apart("IBD", "Pancolitis")[0] == "broader"
