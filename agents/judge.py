@@ -119,8 +119,10 @@ _WORDS = {
     "emboli": "embol", "embolus": "embol", "embolism": "embol", "embolic": "embol", "embolisms": "embol",
     "thrombus": "thrombosis", "thrombi": "thrombosis", "infarct": "infarction", "infarcts": "infarction",
     "calculus": "stone", "calculi": "stone", "tumour": "tumor", "renal": "kidney", "ureteral": "ureteric",
-    "myelogenous": "myeloid", "myelocytic": "myeloid",
+    "myelogenous": "myeloid", "myelocytic": "myeloid", "toxicity": "poisoning",  # "Acetaminophen toxicity"
 }
+# British spellings inside a word ("pseudotumour", "discolouration")
+_OUR = re.compile(r"(tum|col|hum|behavi|lab|od|vap)our")
 # a diagnosis word that satisfies a key word (is-a): "small cell lung carcinoma" is a "lung cancer"
 _SATISFIES = {"cancer": {"carcinoma", "adenocarcinoma"}}
 
@@ -223,7 +225,7 @@ def _spell(w: str) -> str:
     if w in _WORDS:
         return _WORDS[w]
     if len(w) > 3:
-        w = w.replace("ae", "e").replace("oe", "e")
+        w = _OUR.sub(r"\1or", w.replace("ae", "e").replace("oe", "e"))
         w = re.sub(r"(?<=...)is(e|ed|es|ing|ation)$", r"iz\1", w)
     if w in _WORDS:
         return _WORDS[w]
@@ -463,14 +465,25 @@ def addressed_to_judge(text: str) -> bool:
     return bool(_ADDRESSED.search(clean_diagnosis(text).lower().translate(_HOMOGLYPHS)))
 
 
+_PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
+_SIDE = re.compile(r"^(?:left|right|bilateral|unilateral|(?:left|right)[- ]sided)\s+", re.IGNORECASE)
 _ITEM_SEP = re.compile(r"[,;\n]|\s[-–—/]\s|\s(?:and|&|\+)\s|(?<=[A-Za-z]{3})[.!?]\s+(?=\S)|(?:^|\s)(?:\d+[.)]|[-*•])\s+")
 
 
 # words of a part that only qualifies the condition before it ("pneumonia, right lower lobe, community-acquired")
 _QUALIFIER_WORDS = {"lobe", "lobar", "lung", "side", "sided", "community", "acquired", "hospital", "nosocomial", "onset",
                     "early", "late", "new", "stage", "grade", "type", "apical", "basal", "middle", "partial", "total",
-                    "confirmed", "poorly", "well", "controlled", "unspecified", "both", "one"}
+                    "confirmed", "poorly", "well", "controlled", "unspecified", "both", "one", "genotype", "serotype",
+                    "subtype", "episode", "single",
+                    # where on the body ("Cellulitis, right hand", "Posterior subcapsular cataract, left eye")
+                    "eye", "eyes", "ear", "ears", "hand", "hands", "foot", "feet", "arm", "arms", "forearm", "leg",
+                    "legs", "thigh", "calf", "knee", "knees", "hip", "hips", "shoulder", "elbow", "wrist", "ankle",
+                    "heel", "finger", "fingers", "thumb", "toe", "toes", "limb", "limbs", "extremity", "extremities"}
 _QUALIFIER_CANON = _NON_SPECIFYING_CANON | {_spell(w) for w in _QUALIFIER_WORDS}
+_NUMBERING = re.compile(r"\d+[a-z]?|[ivx]{1,4}")  # "genotype 1a", "stage II"
+# a part naming a marker the condition carries ("HLA-B27-associated", "JAK2 V617F positive"), not a condition
+_MARKER_PART = re.compile(r"^[\w/+.-]+(?:[\s-][\w/+.-]+){0,2}[\s-](?:positive|negative|associated|mutated|deficient)$",
+                          re.IGNORECASE)
 
 
 def condition_items(text: str) -> int:
@@ -483,11 +496,32 @@ def condition_items(text: str) -> int:
         p = part.strip(" .")
         if not normalise(p) or _NEG_ONLY.match(p) or _NEG_PRE.match(p) or _NEG_POST.search(p):
             continue
-        words = _core(_words(p))
-        if words and all(w in _QUALIFIER_CANON or w.isdigit() for w in words):
+        if _only_qualifies(p, after=n > 0):
             continue
         n += 1
     return max(n, 1) if normalise(text) else 0
+
+
+def _only_qualifies(part: str, *, after: bool = True) -> bool:
+    """Whether a part of a diagnosis only qualifies the condition named before it: a side, a
+    site, a stage, a course ("right lower lobe", "left eye", "genotype 1a"), or, after a
+    condition, a marker it carries ("HLA-B27-associated")."""
+    words = _core(_words(part))
+    if words and all(w in _QUALIFIER_CANON or _NUMBERING.fullmatch(w) for w in words):
+        return True
+    return after and _MARKER_PART.match(part.strip(" .")) is not None
+
+
+def _bare(dx: str) -> str:
+    """The condition a diagnosis names without what only qualifies it: a leading side, parts
+    after a comma or semicolon and parentheses that only qualify ("Left hydrocele",
+    "Otitis media with effusion, severe", "Uveitis (HLA-B27-associated)"); ``dx`` itself where
+    a part names something else."""
+    t = _PARENTHESIS.sub(lambda m: " " if _only_qualifies(m.group(1)) else m.group(0), dx)
+    head, *rest = re.split(r"\s*[,;]\s*", t)
+    if rest and not all(_only_qualifies(p) for p in rest if p.strip(" .")):
+        return dx
+    return _SIDE.sub("", " ".join(head.split())).strip(" .") or dx
 
 
 # --------------------------------------------------------------------------- checks
@@ -659,6 +693,14 @@ def initialism_of(short: str, name: str) -> bool:
     return s.lower() in _initials(name)
 
 
+def _names_another(short: str, name: str) -> bool:
+    """Whether medsim's thesaurus holds the initialism ``short`` as the name of a condition
+    that ``name`` does not name: "SCLC" is small cell lung cancer, not the squamous cell
+    lung cancer its letters also spell."""
+    said = _THESAURUS.conditions(short)
+    return bool(said) and not said & _THESAURUS.conditions(name)
+
+
 def _expand_initialism(dx: str, name: str) -> str | None:
     """``dx`` with the one word that is ``name``'s initialism ("TAPVR") written out, when
     it has other words too ("Supracardiac TAPVR"), else None."""
@@ -667,6 +709,8 @@ def _expand_initialism(dx: str, name: str) -> str | None:
         return None
     hits = [i for i, t in enumerate(tokens) if initialism_of(t.strip(",.;:()"), name)]
     if len(hits) != 1:
+        return None
+    if _names_another(tokens[hits[0]].strip(",.;:()"), name):  # the initialism of another condition too ("SCLC")
         return None
     added = _core(_words(" ".join(t for i, t in enumerate(tokens) if i != hits[0])))
     if _conflicts(_core(_words(name)), added, _EXCLUSIVE + (_EXTENT,))[0]:
@@ -717,12 +761,30 @@ def precheck(diagnosis: str | None, truth: str) -> Verdict:
     "Clubfoot" for "Talipes equinovarus") or medsim's thesaurus puts on the key's line or
     beneath it (:mod:`agents.condition_thesaurus`: "Glue ear" for "Otitis media with effusion")
     is right, and where the thesaurus holds the two names as two conditions the others give
-    way to the model judge; anything else is undecided."""
+    way to the model judge; anything else is undecided. A diagnosis left undecided is read
+    again without what only qualifies it (:func:`_bare`: "CSCR, left eye", "Consumption,
+    severe"): what is right without it is right with it."""
+    v = _precheck_whole(diagnosis, truth)
+    if v.correct is None and diagnosis is not None:
+        dx = _answer_and_keys(diagnosis, truth)[0]
+        bare = _bare(dx)
+        if bare != dx:
+            w = _precheck_whole(bare, truth)
+            if w.correct:
+                return Verdict(True, "precheck", w.rule, f"'{dx[:80]}' is '{bare[:80]}' with what only qualifies it: "
+                               f"{w.rationale}")
+    return v
+
+
+def _precheck_whole(diagnosis: str | None, truth: str) -> Verdict:
+    """:func:`precheck` of the diagnosis as it is written."""
     v = _precheck(diagnosis, truth)
     if diagnosis is None or not (v.correct is None and v.rule == "undecided" or v.rule == "more_specific"):
         return v
     dx, keys = _answer_and_keys(diagnosis, truth)
-    apart = held_apart(dx, keys)  # medsim's thesaurus knows both as two conditions: the others give way
+    bare = _bare(dx)  # what only qualifies it cannot make it another condition: "Otitis media with effusion, severe"
+    apart = held_apart(dx, keys) or (held_apart(bare, keys) if bare != dx else None)  # medsim's thesaurus knows
+    # both as two conditions: the others give way
     if v.correct:  # the key's words and more, unless the diagnosis holds the key whole ("Autoimmune hepatitis")
         if apart is None or any(_holds_whole(dx, t) for t in keys):
             return v
@@ -841,7 +903,8 @@ def _precheck(diagnosis: str | None, truth: str) -> Verdict:
     if any(normalise(dx) == normalise(a) for a in aliases) or _equal(dx, truth, expand=True):
         return Verdict(True, "precheck", "abbreviation",
                        f"'{short}' is '{truth}' written with an abbreviation or synonym")
-    if initialism_of(dx, main) or initialism_of(main, dx):
+    if (initialism_of(dx, main) and not _names_another(dx, main)) or (initialism_of(main, dx)
+                                                                       and not _names_another(main, dx)):
         return Verdict(True, "precheck", "initialism", f"'{short}' and '{truth}': one is the initialism of the "
                        "other's words")
     spelt = _expand_initialism(dx, main)
@@ -1098,10 +1161,6 @@ def held_apart(dx: str, keys: tuple[str, ...]) -> tuple[str, int, int] | None:
     return said[0]
 
 
-_PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
-_SIDE = re.compile(r"^(?:left|right|bilateral|unilateral|(?:left|right)[- ]sided)\s+", re.IGNORECASE)
-
-
 def _unqualified_apart(dx: str, keys: tuple[str, ...]) -> tuple[str, str, int, int] | None:
     """For a diagnosis the thesaurus does not know whole: the name left when its parentheses
     and a leading side are taken off ("Post-traumatic stress disorder (given the trauma
@@ -1113,7 +1172,7 @@ def _unqualified_apart(dx: str, keys: tuple[str, ...]) -> tuple[str, str, int, i
     if _THESAURUS.known(dx):
         return None
     inner = [m.strip() for m in _PARENTHESIS.findall(dx) if m.strip()]
-    name = _SIDE.sub("", " ".join(_PARENTHESIS.sub(" ", dx).split())).strip(" ,;")
+    name = _bare(" ".join(_PARENTHESIS.sub(" ", dx).split()).strip(" ,;"))
     if not name or name == dx or not _THESAURUS.known(name):
         return None
     said = held_apart(name, keys)

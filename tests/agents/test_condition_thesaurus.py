@@ -283,6 +283,29 @@ def test_a_diagnosis_unknown_whole_is_held_apart_by_its_name_without_parentheses
     assert _judged("Left spermatic cord hydrocele", "Varicocele", MORE).correct is True
 
 
+QUALIFIERS = (", severe", ", left eye", ", right hand", ", stage II", ", HLA-B27-associated", " (left)")
+
+
+def test_what_only_qualifies_a_diagnosis_changes_no_verdict_of_the_pre_check(tmp_path, monkeypatch):
+    path = tmp_path / "thesaurus.txt"
+    path.write_text("Otitis media < Ear infection\nAcute otitis media < Otitis media\n"
+                    "Otitis media with effusion | Glue ear < Otitis media\nLung cancer\n"
+                    "Non-small cell lung cancer | NSCLC < Lung cancer\n"
+                    "Squamous cell lung cancer < Non-small cell lung cancer\n"
+                    "Small cell lung cancer | SCLC < Lung cancer\nCentral serous chorioretinopathy | CSCR\n",
+                    encoding="utf-8")
+    monkeypatch.setattr(judge, "_THESAURUS", ConditionThesaurus(key, path))
+    for q in QUALIFIERS:
+        # right without it, right with it: the key's other name, a kind of the key
+        assert precheck("CSCR" + q, "Central serous chorioretinopathy").correct is True, q
+        assert precheck("Glue ear" + q, "Otitis media").correct is True, q
+        # two conditions the thesaurus holds apart stay apart however qualified ("Otitis media with effusion"
+        # holds the words of acute otitis media; "SCLC" is not "Squamous cell lung cancer" written short)
+        assert precheck("Otitis media with effusion" + q, "Acute otitis media").correct is not True, q
+        assert precheck("SCLC" + q, "Non-small cell lung cancer").correct is not True, q
+        assert precheck("SCLC" + q, "Squamous cell lung cancer").correct is not True, q
+
+
 def test_apart_is_two_conditions_neither_beneath_or_the_key_beneath(thesaurus):
     assert thesaurus.apart("Crohn disease", "Ulcerative colitis")[0] == "apart"
     assert thesaurus.apart("IBD", "Pancolitis")[0] == "broader"

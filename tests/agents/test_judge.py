@@ -622,3 +622,24 @@ def test_a_right_whose_reason_calls_the_diagnosis_the_subtype_stands():
     llm = Canned(json.dumps({"relation": "more_specific", "why": "Glioblastoma is a subtype of brain tumor"}))
     v, _ = _judge("Glioblastoma", "Brain tumor", llm)
     assert v.correct is True and llm.calls == 1
+
+
+@pytest.mark.parametrize("dx, truth", [
+    ("Hay fever, severe", "Allergic rhinitis"),
+    ("Granulomatosis with polyangiitis, severe", "Vasculitis"),
+    ("Idiopathic pulmonary arterial hypertension, severe", "Pulmonary hypertension"),
+    ("Molar pregnancy, stage II", "Hydatidiform mole"),
+    ("Posterior subcapsular cataract, right eye", "Cataract"),
+    ("Chronic hepatitis C, genotype 1a", "Hepatitis C"),
+])
+def test_a_diagnosis_right_without_what_only_qualifies_it_is_right_with_it(dx, truth):
+    v = precheck(dx, truth)
+    assert v.correct is True and v.method == "precheck", v
+
+
+@pytest.mark.parametrize("dx, truth", [
+    ("Pseudotumour cerebri", "Idiopathic intracranial hypertension"),  # a British spelling inside a word
+    ("Paracetamol poisoning", "Acetaminophen toxicity"),  # a drug's toxicity is its poisoning
+])
+def test_spellings_inside_words_and_toxicity_for_poisoning(dx, truth):
+    assert precheck(dx, truth).correct is True

@@ -83,6 +83,13 @@ def test_a_list_counts_its_conditions_not_its_negations_or_qualifiers():
     assert condition_items("Pneumonia with effusion, no abscess") == 1
     assert condition_items("Asthma, COPD and pneumonia") == 3
     assert condition_items("1. Asthma\n2. COPD\n3. Pneumonia\n4. GERD") == 4
+    # a site, a stage or a marker after a comma qualifies the condition before it
+    assert condition_items("Posterior subcapsular cataract, right eye") == 1
+    assert condition_items("Cellulitis, left hand, severe") == 1
+    assert condition_items("Chronic hepatitis C, genotype 1a") == 1
+    assert condition_items("Acute anterior uveitis, HLA-B27-associated") == 1
+    assert condition_items("Essential thrombocythemia, JAK2 V617F positive") == 1
+    assert condition_items("Pneumonia, sepsis") == 2 and condition_items("Left eye, right hand") == 1
 
 
 def test_the_judge_gets_one_cleaned_line_cut_at_the_cap():
