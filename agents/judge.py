@@ -609,9 +609,11 @@ def _satisfied(key: frozenset[str], words: frozenset[str]) -> bool:
     return all(k in words or _SATISFIES.get(k, set()) & words for k in key)
 
 
-def _conflicts(key: frozenset[str], dx: frozenset[str], groups) -> tuple[set[str], set[str], bool]:
+def _conflicts(key: frozenset[str], dx: frozenset[str], groups, *, named: bool = False
+               ) -> tuple[set[str], set[str], bool]:
     """Words of the key and of the diagnosis that exclude each other; and whether a
-    prefix pair (hyper-/hypo-) is among them."""
+    prefix pair (hyper-/hypo-) is among them. ``named``: also the walls of an infarction
+    and the letters and numbers that name a type (hepatitis B / C, type 1 / 2)."""
     ka, da, prefix = set(), set(), False
     for g in groups:
         kg, dg = (key & g) - dx, (dx & g) - key
@@ -631,12 +633,12 @@ def _conflicts(key: frozenset[str], dx: frozenset[str], groups) -> tuple[set[str
         if k.startswith("non") and k[3:] in dx:
             ka.add(k), da.add(k[3:])
             prefix = True
-    if groups is _EXCLUSIVE and "infarction" in key | dx:
+    if named and "infarction" in key | dx:
         kg, dg = (key & _INFARCT_WALLS) - dx, (dx & _INFARCT_WALLS) - key
         if kg and dg:
             ka |= kg
             da |= dg
-    if groups is _EXCLUSIVE:  # letters and numbers naming a type: hepatitis B / C, type 1 / 2
+    if named:  # letters and numbers naming a type: hepatitis B / C, type 1 / 2
         kid = {w for w in key - dx if re.fullmatch(r"[a-e]|\d{1,2}", w)}
         did = {w for w in dx - key if re.fullmatch(r"[a-e]|\d{1,2}", w)}
         if kid and did:
@@ -708,10 +710,8 @@ def _expand_initialism(dx: str, name: str) -> str | None:
     if len(tokens) < 2:
         return None
     hits = [i for i, t in enumerate(tokens) if initialism_of(t.strip(",.;:()"), name)]
-    if len(hits) != 1:
-        return None
-    if _names_another(tokens[hits[0]].strip(",.;:()"), name):  # the initialism of another condition too ("SCLC")
-        return None
+    if len(hits) != 1 or _names_another(tokens[hits[0]].strip(",.;:()"), name):
+        return None  # none, several, or the initialism of another condition too ("SCLC")
     added = _core(_words(" ".join(t for i, t in enumerate(tokens) if i != hits[0])))
     if _conflicts(_core(_words(name)), added, _EXCLUSIVE + (_EXTENT,))[0]:
         return None  # words of its own that contradict the name's: "Partial TAPVR" (total anomalous ...)
@@ -927,7 +927,7 @@ def _precheck(diagnosis: str | None, truth: str) -> Verdict:
     if not key or not hw:
         return Verdict(None, "precheck", "undecided", "needs the judge")
     # sibling: a mutually exclusive qualifier, the rest nested one way or the other
-    ka, da, prefix = _conflicts(key, hw, _EXCLUSIVE)
+    ka, da, prefix = _conflicts(key, hw, _EXCLUSIVE, named=True)
     if ka:
         k_rest, d_rest = key - ka, hw - da
         if (k_rest <= hw or d_rest <= key) and (k_rest & hw or prefix):
